@@ -1,0 +1,521 @@
+"""Sparse probability maps: sparsemax, 1.5-entmax and α-entmax, with closed-form derivatives.
+
+All maps solve, along one axis of ``x``,
+
+    entmax_α(z) = argmax_{p ∈ Δ}  pᵀz + H_α(p),
+    H_α(p) = 1/(α(α−1)) Σ_j (p_j − p_j^α)   (α ≠ 1),   H_1(p) = −Σ_j p_j log p_j,
+
+whose solution is ``p_i = [(α−1) z_i − τ]_+^{1/(α−1)}`` for the unique τ with Σ p = 1.
+α = 1 is softmax, α = 2 is sparsemax (Martins & Astudillo, 2016), α = 1.5 is the
+1.5-entmax of Peters, Niculae & Martins (2019); α → ∞ tends to argmax.
+
+Derivatives are closed-form rules (``jax.custom_jvp``), never the unrolled iterations:
+
+* with respect to z, for s_i = p_i^{2−α} on the support and 0 elsewhere,
+  ``∂p/∂z = diag(s) − s sᵀ / Σ_j s_j`` (Peters et al., 2019);
+* with respect to α, Proposition 1 of Correia, Niculae & Martins (2019), "Adaptively
+  Sparse Transformers", evaluated in a rearranged form that is exact at α = 1 and free
+  of cancellation near it (see :func:`_alpha_tangent`).
+
+Conventions shared by every public map here:
+
+* Any ``axis``; leading axes are batch axes. Input dtypes float16, bfloat16, float32
+  and float64; computation runs in at least float32 and the result has the input dtype.
+* ``-inf`` entries (attention masks) get exactly zero probability and zero gradient.
+  A slice that is entirely ``-inf`` returns all zeros with zero gradients (softmax
+  would return NaN there).
+* A slice containing NaN (or +inf) returns NaN in that slice only.
+* Non-float input raises ``TypeError``; a bad or empty ``axis`` raises ``ValueError``.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+import operator
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+from jax.custom_derivatives import SymbolicZero
+
+__all__ = ["sparsemax", "entmax15", "entmax_bisect", "tsallis_entmax", "softmax"]
+
+
+# ----------------------------------------------------------------------------------------
+# Input handling shared by all maps
+# ----------------------------------------------------------------------------------------
+
+
+def _prepare(x, axis):
+    """Validate ``x`` and ``axis``; return (x in compute dtype, moved to last axis), dtype, axis."""
+    x = jnp.asarray(x)
+    if not jnp.issubdtype(x.dtype, jnp.floating):
+        raise TypeError(
+            f"x must be a floating-point array, got dtype {x.dtype}; "
+            "cast it first, e.g. x.astype(jnp.float32)."
+        )
+    if x.ndim == 0:
+        raise ValueError("x must have at least one dimension (the axis to normalise over).")
+    try:
+        axis = operator.index(axis)
+    except TypeError:
+        raise TypeError(f"axis must be an integer, got {axis!r}.") from None
+    if not -x.ndim <= axis < x.ndim:
+        raise ValueError(f"axis={axis} is out of range for x with {x.ndim} dimensions.")
+    axis %= x.ndim
+    if x.shape[axis] == 0:
+        raise ValueError(f"axis={axis} of x is empty (shape {x.shape}); there is nothing to normalise.")
+    compute = jnp.promote_types(x.dtype, jnp.float32)
+    return jnp.moveaxis(x.astype(compute), axis, -1), x.dtype, axis
+
+
+def _finish(p, dtype, axis):
+    return jnp.moveaxis(p, -1, axis).astype(dtype)
+
+
+def _shift_and_mask(z):
+    """Subtract the row max; report rows that are entirely -inf and rows holding NaN/+inf.
+
+    Returns the shifted scores (a fully masked row is replaced by zeros so that no
+    NaN is ever formed), the fully-masked indicator and the invalid-row indicator.
+    """
+    all_masked = jnp.all(z == -jnp.inf, axis=-1, keepdims=True)
+    invalid = jnp.any(jnp.isnan(z) | (z == jnp.inf), axis=-1, keepdims=True)
+    z = jnp.where(all_masked | invalid, jnp.zeros_like(z), z)
+    z = z - jnp.max(z, axis=-1, keepdims=True)
+    return z, all_masked, invalid
+
+
+def _apply_row_rules(p, all_masked, invalid):
+    p = jnp.where(all_masked, jnp.zeros_like(p), p)
+    return jnp.where(invalid, jnp.full_like(p, jnp.nan), p)
+
+
+# ----------------------------------------------------------------------------------------
+# Derivative rules
+# ----------------------------------------------------------------------------------------
+
+
+def _support_weights(p, alpha):
+    """s_i = p_i^{2−α} on the support (p_i > 0), 0 elsewhere (masking *before* the power)."""
+    on = p > 0
+    if isinstance(alpha, float):
+        if alpha == 2.0:
+            return on.astype(p.dtype)
+        if alpha == 1.5:
+            return jnp.sqrt(p)
+        if alpha == 1.0:
+            return p
+    p_safe = jnp.where(on, p, 1.0)
+    return jnp.where(on, jnp.exp((2.0 - alpha) * jnp.log(p_safe)), 0.0)
+
+
+def _z_tangent(p, alpha, dz):
+    """JVP of entmax_α with respect to z: (diag(s) − s sᵀ/Σs) dz."""
+    s = _support_weights(p, alpha)
+    total = jnp.sum(s, axis=-1, keepdims=True)
+    total = jnp.where(total > 0, total, 1.0)
+    sdz = s * dz
+    return sdz - s * jnp.sum(sdz, axis=-1, keepdims=True) / total
+
+
+def _psi(u):
+    """ψ(u) = (eᵘ − 1 − u)/u², accurate for all u ≥ 0 (series below 0.5)."""
+    small = u < 0.5
+    us = jnp.where(small, u, 0.0)
+    series = jnp.zeros_like(u)
+    for k in range(8, -1, -1):  # Horner on Σ_k u^k/(k+2)!
+        series = series * us + 1.0 / math.factorial(k + 2)
+    ul = jnp.where(small, 1.0, u)
+    return jnp.where(small, series, (jnp.expm1(ul) - ul) / ul**2)
+
+
+def _alpha_tangent(p, alpha):
+    """∂p/∂α (Correia et al. 2019, Proposition 1), for any α ≥ 1 including α = 1.
+
+    Proposition 1 reads, with p̃ = s/Σs, h_i = −p_i log p_i and β = α − 1,
+
+        g_i = (p_i − p̃_i)/β² + (h_i − p̃_i Σ_j h_j)/β              (α > 1),
+        g_i = (h_i log p_i − p_i Σ_j h_j log p_j)/2                   (α = 1).
+
+    Both O(1/β) terms of the first line cancel as α → 1. Writing ℓ_i = −log p_i,
+    u_i = βℓ_i (so p_i^{−β} = e^{u_i}) and φ_i = (e^{u_i} − 1 − u_i)/β² = ℓ_i² ψ(u_i),
+    the same quantity is, exactly,
+
+        g_i = [ Φ (p_i + β h_i) − p_i φ_i (1 + β H) ] / Σ_j s_j,
+        Φ = Σ_j p_j φ_j,   H = Σ_j h_j,
+
+    which has no division by β and equals the α = 1 line at β = 0 (φ = ℓ²/2).
+    Off the support g_i = 0, and Σ_i g_i = 0.
+    """
+    beta = alpha - 1.0
+    on = p > 0
+    p_safe = jnp.where(on, p, 1.0)
+    ell = -jnp.log(p_safe)
+    u = beta * ell
+    s = jnp.where(on, jnp.exp(-(1.0 - beta) * ell), 0.0)  # p^{2−α}
+    h = jnp.where(on, p_safe * ell, 0.0)
+    phi_small = p_safe * ell**2 * _psi(jnp.where(u < 0.5, u, 0.0))
+    beta_safe = jnp.where(beta > 0, beta, 1.0)
+    phi_large = (s - p_safe - beta * h) / beta_safe**2
+    p_phi = jnp.where(on, jnp.where(u < 0.5, phi_small, phi_large), 0.0)
+    big_phi = jnp.sum(p_phi, axis=-1, keepdims=True)
+    big_h = jnp.sum(h, axis=-1, keepdims=True)
+    total = jnp.sum(s, axis=-1, keepdims=True)
+    total = jnp.where(total > 0, total, 1.0)
+    g = (big_phi * (p + beta * h) - p_phi * (1.0 + beta * big_h)) / total
+    return jnp.where(on, g, 0.0)
+
+
+# ----------------------------------------------------------------------------------------
+# Forward algorithms (last axis, compute dtype, no validation)
+# ----------------------------------------------------------------------------------------
+
+
+def _tsallis_exp(y, beta):
+    """[1 + β y]_+^{1/β}, the inverse of the Tsallis log; exp(y) at β = 0.
+
+    ``beta`` is a Python float (fixed α: integer exponents compile to multiplies) or an
+    array (learned α).
+    """
+    if isinstance(beta, float):
+        if beta == 0.0:
+            return jnp.exp(y)
+        inv = 1.0 / beta
+        base = jnp.maximum(1.0 + beta * y, 0.0)
+        if float(inv).is_integer() and inv <= 8:
+            return jax.lax.integer_pow(base, int(inv))
+        return jnp.where(base > 0, jnp.exp(jnp.log(jnp.where(base > 0, base, 1.0)) * inv), 0.0)
+    by = beta * y
+    inside = by > -1.0
+    beta_safe = jnp.where(beta > 0, beta, 1.0)
+    log_p = jnp.where(beta > 0, jnp.log1p(jnp.where(inside, by, 0.0)) / beta_safe, y)
+    return jnp.where((beta > 0) & ~inside, 0.0, jnp.exp(log_p))
+
+
+def _bisect_forward(z, beta, n_iter):
+    """α-entmax by bisection on a rescaled threshold θ.
+
+    With τ = βθ − 1 + β·max(z), the closed form becomes p_i = [1 + β(z_i − max z − θ)]_+^{1/β},
+    which tends to exp(z_i − max z − θ) as β → 0: one formula for all α ≥ 1. The bracket
+    τ ∈ [max(x) − 1, max(x) − d^{−β}] of the reference notes becomes θ ∈ [0, (1 − d^{−β})/β]
+    (→ log d at β = 0). f(θ) = Σ p(θ) − 1 is non-increasing; we keep the half where
+    f(mid) ≥ 0 as the new lower end, so the support never empties, then renormalise.
+    """
+    z, all_masked, invalid = _shift_and_mask(z)
+    d = z.shape[-1]
+    log_d = math.log(d)
+    if isinstance(beta, float):
+        hi0 = log_d if beta == 0.0 else -math.expm1(-beta * log_d) / beta
+        hi = jnp.full(z.shape[:-1] + (1,), hi0, z.dtype)
+    else:
+        beta_safe = jnp.where(beta > 0, beta, 1.0)
+        hi = jnp.where(beta > 0, -jnp.expm1(-beta_safe * log_d) / beta_safe, log_d)
+        hi = jnp.broadcast_to(hi, z.shape[:-1] + (1,)).astype(z.dtype)
+    lo = jnp.zeros_like(hi)
+
+    def body(_, bounds):
+        lo, hi = bounds
+        mid = 0.5 * (lo + hi)
+        mass = jnp.sum(_tsallis_exp(z - mid, beta), axis=-1, keepdims=True)
+        keep_mid_as_lo = mass >= 1.0
+        return jnp.where(keep_mid_as_lo, mid, lo), jnp.where(keep_mid_as_lo, hi, mid)
+
+    lo, _ = jax.lax.fori_loop(0, n_iter, body, (lo, hi))
+    p = _tsallis_exp(z - lo, beta)
+    p = p / jnp.sum(p, axis=-1, keepdims=True)
+    return _apply_row_rules(p, all_masked, invalid)
+
+
+def _sparsemax_forward(z):
+    """Exact sparsemax: k* = max{k : 1 + k z_(k) > Σ_{j≤k} z_(j)}, τ = (c_{k*} − 1)/k*."""
+    z, all_masked, invalid = _shift_and_mask(z)
+    z_sorted = -jnp.sort(-z, axis=-1)
+    cumsum = jnp.cumsum(z_sorted, axis=-1)
+    k = jnp.arange(1, z.shape[-1] + 1, dtype=z.dtype)
+    support = jnp.sum(1.0 + k * z_sorted > cumsum, axis=-1, keepdims=True)
+    idx = jnp.maximum(support - 1, 0)
+    tau = (jnp.take_along_axis(cumsum, idx, axis=-1) - 1.0) / jnp.maximum(support, 1).astype(z.dtype)
+    p = jnp.maximum(z - tau, 0.0)
+    return _apply_row_rules(p, all_masked, invalid)
+
+
+def _entmax15_forward(z):
+    """Exact 1.5-entmax (Peters et al. 2019, Algorithm 2), sort-based."""
+    z, all_masked, invalid = _shift_and_mask(z)
+    z = z / 2.0
+    z_sorted = -jnp.sort(-z, axis=-1)
+    k = jnp.arange(1, z.shape[-1] + 1, dtype=z.dtype)
+    finite = jnp.isfinite(z_sorted)
+    zs = jnp.where(finite, z_sorted, 0.0)
+    mean = jnp.cumsum(zs, axis=-1) / k
+    mean_sq = jnp.cumsum(zs**2, axis=-1) / k
+    ss = k * (mean_sq - mean**2)
+    delta = jnp.maximum((1.0 - ss) / k, 0.0)
+    tau = mean - jnp.sqrt(delta)
+    support = jnp.sum((tau <= z_sorted) & finite, axis=-1, keepdims=True)
+    idx = jnp.maximum(support - 1, 0)
+    tau_star = jnp.take_along_axis(tau, idx, axis=-1)
+    p = jnp.maximum(z - tau_star, 0.0) ** 2
+    return _apply_row_rules(p, all_masked, invalid)
+
+
+# ----------------------------------------------------------------------------------------
+# custom_jvp wrappers (last axis, compute dtype)
+# ----------------------------------------------------------------------------------------
+
+
+def _fixed_alpha_map(forward, alpha):
+    f = jax.custom_jvp(forward)
+
+    @f.defjvp
+    def _jvp(primals, tangents):
+        (z,), (dz,) = primals, tangents
+        p = f(z)
+        return p, _z_tangent(p, alpha, dz)
+
+    return f
+
+
+_sparsemax_last = _fixed_alpha_map(_sparsemax_forward, 2.0)
+_entmax15_last = _fixed_alpha_map(_entmax15_forward, 1.5)
+
+
+@functools.partial(jax.custom_jvp, nondiff_argnums=(1, 2))
+def _entmax_fixed_last(z, alpha, n_iter):
+    return _bisect_forward(z, alpha - 1.0, n_iter)
+
+
+@_entmax_fixed_last.defjvp
+def _entmax_fixed_jvp(alpha, n_iter, primals, tangents):
+    (z,), (dz,) = primals, tangents
+    p = _entmax_fixed_last(z, alpha, n_iter)
+    return p, _z_tangent(p, alpha, dz)
+
+
+@functools.partial(jax.custom_jvp, nondiff_argnums=(2,))
+def _entmax_learned_last(z, alpha, n_iter):
+    return _bisect_forward(z, alpha - 1.0, n_iter)
+
+
+def _entmax_learned_jvp(n_iter, primals, tangents):
+    (z, alpha), (dz, dalpha) = primals, tangents
+    p = _entmax_learned_last(z, alpha, n_iter)
+    dp = jnp.zeros_like(p)
+    if not isinstance(dz, SymbolicZero):
+        dp = dp + _z_tangent(p, alpha, dz)
+    if not isinstance(dalpha, SymbolicZero):
+        dp = dp + _alpha_tangent(p, alpha) * dalpha
+    return p, dp
+
+
+_entmax_learned_last.defjvp(_entmax_learned_jvp, symbolic_zeros=True)
+
+
+def _softmax_last(z):
+    z, all_masked, invalid = _shift_and_mask(z)
+    e = jnp.exp(z)
+    return _apply_row_rules(e / jnp.sum(e, axis=-1, keepdims=True), all_masked, invalid)
+
+
+_softmax_masked_last = _fixed_alpha_map(_softmax_last, 1.0)
+
+
+# ----------------------------------------------------------------------------------------
+# Public API
+# ----------------------------------------------------------------------------------------
+
+
+def softmax(x, axis=-1):
+    """Softmax (α = 1) with the same mask and dtype conventions as the sparse maps.
+
+    Identical to ``jax.nn.softmax`` except that a slice which is entirely ``-inf``
+    returns zeros (not NaN), with zero gradient.
+
+    Args:
+      x: floating-point array of scores.
+      axis: the axis to normalise over.
+
+    Returns:
+      An array of the shape and dtype of ``x``, non-negative, summing to one along ``axis``.
+    """
+    z, dtype, axis = _prepare(x, axis)
+    return _finish(_softmax_masked_last(z), dtype, axis)
+
+
+def sparsemax(x, axis=-1):
+    """Sparsemax (Martins & Astudillo, 2016): the Euclidean projection onto the simplex.
+
+        sparsemax(z) = argmin_{p ∈ Δ} ‖p − z‖²  =  [z − τ]_+ ,
+
+    with τ found exactly by sorting: for z sorted in decreasing order and c_k its
+    cumulative sums, k* = max{k : 1 + k z_(k) > c_k} and τ = (c_{k*} − 1)/k*.
+    This is α-entmax at α = 2. Cost: one sort, O(d log d) per slice.
+
+    The Jacobian is ``diag(s) − s sᵀ/|S|`` with s the support indicator.
+
+    Args:
+      x: floating-point array of scores (float16, bfloat16, float32 or float64).
+      axis: the axis to normalise over.
+
+    Returns:
+      Array of the shape and dtype of ``x``: non-negative, sums to one along ``axis``,
+      with exact zeros outside the support. ``-inf`` entries get 0; an all ``-inf``
+      slice returns zeros; a slice with NaN returns NaN.
+
+    Raises:
+      TypeError: ``x`` is not a floating-point array.
+      ValueError: ``axis`` is out of range or the axis is empty.
+    """
+    z, dtype, axis = _prepare(x, axis)
+    return _finish(_sparsemax_last(z), dtype, axis)
+
+
+def entmax15(x, axis=-1):
+    """1.5-entmax (Peters, Niculae & Martins, 2019), exact and sort-based.
+
+        entmax15(z) = [z/2 − τ]_+² ,   Σ p = 1.
+
+    With z ← (z − max z)/2 sorted in decreasing order, each prefix k has mean μ_k,
+    ss_k = Σ_{j≤k} (z_(j) − μ_k)² and candidate τ_k = μ_k − sqrt(max((1 − ss_k)/k, 0));
+    the support size is #{k : τ_k ≤ z_(k)}. Cost: one sort per slice.
+
+    The Jacobian is ``diag(s) − s sᵀ/Σs`` with s = sqrt(p).
+
+    Args:
+      x: floating-point array of scores (float16, bfloat16, float32 or float64).
+      axis: the axis to normalise over.
+
+    Returns:
+      Array of the shape and dtype of ``x``; same mask/NaN conventions as :func:`sparsemax`.
+
+    Raises:
+      TypeError: ``x`` is not a floating-point array.
+      ValueError: ``axis`` is out of range or the axis is empty.
+    """
+    z, dtype, axis = _prepare(x, axis)
+    return _finish(_entmax15_last(z), dtype, axis)
+
+
+def _default_n_iter(compute_dtype):
+    # Each halving gains one bit of τ: 25 reach float32 resolution, 54 reach float64.
+    return 54 if compute_dtype == jnp.float64 else 25
+
+
+def _check_alpha_value(alpha_np):
+    if not np.all(np.isfinite(alpha_np)):
+        raise ValueError(f"alpha must be finite, got {alpha_np!r}.")
+    if np.any(alpha_np < 1):
+        raise ValueError(
+            f"alpha must be >= 1 (α = 1 is softmax, α = 2 sparsemax), got min {alpha_np.min()!r}."
+        )
+
+
+def _broadcast_alpha(alpha, x_shape, axis, compute):
+    """Return α with shape x.shape[:-1] + (1,) in moved-axis layout (x's axis moved last)."""
+    alpha = jnp.asarray(alpha)
+    if not jnp.issubdtype(alpha.dtype, jnp.floating) and not jnp.issubdtype(alpha.dtype, jnp.integer):
+        raise TypeError(f"alpha must be a real number or array, got dtype {alpha.dtype}.")
+    ndim = len(x_shape)
+    if alpha.ndim > ndim:
+        raise ValueError(f"alpha has shape {alpha.shape}, more dimensions than x {tuple(x_shape)}.")
+    padded = (1,) * (ndim - alpha.ndim) + tuple(alpha.shape)
+    if padded[axis] != 1:
+        raise ValueError(
+            f"alpha with shape {alpha.shape} must have size 1 along axis {axis} of x "
+            f"(shape {tuple(x_shape)}): one α per slice, not per entry."
+        )
+    try:
+        np.broadcast_shapes(padded, tuple(x_shape))
+    except ValueError:
+        raise ValueError(f"alpha with shape {alpha.shape} does not broadcast against x with shape {tuple(x_shape)}.") from None
+    alpha = alpha.reshape(padded).astype(compute)
+    alpha = jnp.moveaxis(alpha, axis, -1)
+    moved = tuple(np.delete(np.array(x_shape), axis)) + (1,)
+    return jnp.broadcast_to(alpha, moved)
+
+
+def entmax_bisect(x, alpha=1.5, axis=-1, n_iter=None):
+    """α-entmax for any α ≥ 1 (Peters et al. 2019; Correia et al. 2019), by bisection.
+
+        entmax_α(z) = argmax_{p ∈ Δ} pᵀz + H_α(p),   p_i = [(α−1) z_i − τ]_+^{1/(α−1)}.
+
+    τ is found by ``n_iter`` bisection halvings of the bracket
+    [max(x) − 1, max(x) − d^{1−α}] (x = (α−1) z, d = size of ``axis``), followed by an
+    exact renormalisation. Internally the threshold is rescaled (θ = (τ + 1)/(α − 1) up
+    to the max shift) so that the same formula reduces to ``exp`` at α = 1:
+    ``alpha=1`` returns softmax, also for an α traced inside ``jit``.
+
+    Differentiable with respect to ``x`` and ``alpha`` through closed-form rules
+    (``jax.custom_jvp``; works with ``grad``, ``jacfwd``, ``jacrev``, ``vmap``, ``jit``):
+    ∂p/∂z = diag(s) − s sᵀ/Σs with s = p^{2−α} on the support, and ∂p/∂α from
+    Proposition 1 of Correia et al. (2019), including its α = 1 limit. When ``alpha``
+    is broadcast against ``x`` its cotangent is summed back to ``alpha``'s shape.
+
+    Args:
+      x: floating-point array of scores (float16, bfloat16, float32 or float64).
+      alpha: a Python number (fixed α; integer exponents 1/(α−1) compile to multiplies)
+        or an array broadcastable against ``x`` with size 1 along ``axis`` (one α per
+        head, per row, ...). Concrete values must be finite and ≥ 1 (``ValueError``
+        otherwise). A *traced* α cannot be checked: values below 1 are clamped to 1
+        (softmax, zero α-gradient) and NaN gives NaN; keep it ≥ 1, e.g. with
+        α = 1 + sigmoid(a) as the Adaptively Sparse Transformer does.
+      axis: the axis to normalise over.
+      n_iter: number of bisection halvings; default 25 for float32 computation
+        (float16/bfloat16/float32 inputs) and 54 for float64.
+
+    Returns:
+      Array of the shape and dtype of ``x``: non-negative, sums to one along ``axis``.
+      ``-inf`` entries get exactly 0; an all ``-inf`` slice returns zeros with zero
+      gradients; a slice containing NaN or +inf returns NaN.
+
+    Raises:
+      TypeError: non-float ``x`` or non-numeric ``alpha``.
+      ValueError: bad ``axis``, empty axis, α < 1 or non-finite, α of the wrong shape,
+        ``n_iter`` < 1.
+    """
+    z, dtype, axis_ = _prepare(x, axis)
+    if n_iter is None:
+        n_iter = _default_n_iter(z.dtype)
+    try:
+        n_iter = operator.index(n_iter)
+    except TypeError:
+        raise TypeError(f"n_iter must be an integer, got {n_iter!r}.") from None
+    if n_iter < 1:
+        raise ValueError(f"n_iter must be >= 1, got {n_iter}.")
+
+    if isinstance(alpha, (int, float, np.integer, np.floating)) and not isinstance(alpha, bool):
+        alpha = float(alpha)
+        _check_alpha_value(np.asarray(alpha))
+        if alpha == 1.0:
+            return _finish(_softmax_masked_last(z), dtype, axis_)
+        return _finish(_entmax_fixed_last(z, alpha, n_iter), dtype, axis_)
+
+    try:
+        alpha_np = np.asarray(alpha)
+    except (jax.errors.TracerArrayConversionError, jax.errors.ConcretizationTypeError):
+        alpha_np = None
+    if alpha_np is not None and alpha_np.dtype != object:
+        _check_alpha_value(alpha_np.astype(np.float64))
+    x_shape = jnp.shape(x)
+    a = _broadcast_alpha(alpha, x_shape, axis_, z.dtype)
+    a = jnp.maximum(a, 1.0)
+    return _finish(_entmax_learned_last(z, a, n_iter), dtype, axis_)
+
+
+def tsallis_entmax(scores, q, axis=-1, num_iters=25):
+    """Tsallis entmax with entropic index q: the same map as :func:`entmax_bisect`.
+
+    ``tsallis_entmax(scores, q)`` = entmax_q(scores); q = 1 is softmax, q = 2 sparsemax.
+    The spelling of the "sparse self-attention" toy, so that its snippet runs as-is with
+    ``entmax_lib`` in place of its library. See :func:`entmax_bisect` for the math,
+    derivatives and input rules.
+
+    Args:
+      scores: floating-point array of scores.
+      q: entropic index, a Python number or an array with size 1 along ``axis``.
+      axis: the axis to normalise over.
+      num_iters: number of bisection halvings.
+    """
+    return entmax_bisect(scores, alpha=q, axis=axis, n_iter=num_iters)
