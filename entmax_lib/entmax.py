@@ -500,7 +500,8 @@ def entmax_bisect(x, alpha=1.5, axis=-1, n_iter=None):
         _check_alpha_value(alpha_np.astype(np.float64))
     x_shape = jnp.shape(x)
     a = _broadcast_alpha(alpha, x_shape, axis_, z.dtype)
-    a = jnp.maximum(a, 1.0)
+    # Not jnp.maximum: at a tie it splits the derivative in half, and α = 1 is a tie.
+    a = jnp.where(a < 1.0, jnp.ones_like(a), a)
     return _finish(_entmax_learned_last(z, a, n_iter), dtype, axis_)
 
 
