@@ -1,0 +1,135 @@
+"""Turn sentence pairs into padded id arrays with word indices and gold piece-level alignments.
+
+Layout (the usual teacher-forcing setup of Vaswani et al., 2017): the encoder reads the source
+pieces followed by EOS; the decoder reads BOS + target pieces (``tgt_in``) and predicts target
+pieces + EOS (``tgt_out``), so ``tgt_in[t]`` is the token before ``tgt_out[t]``.
+
+Besides the ids, :func:`encode_examples` returns what the head analyses of Correia et al. (2019,
+§5.2) need: the word each piece belongs to (subword-merging head), where "?" and interrogative
+words are (interrogation head), and the gold alignment between target and source pieces
+(how well context attention aligns, beyond the paper).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import numpy as np
+
+from entmax_lib.translation.corpus import INTERROGATIVES, Example
+from entmax_lib.translation.tokenizer import SubwordTokenizer
+
+__all__ = ["batches", "encode_examples", "required_lengths"]
+
+
+def required_lengths(examples: list[Example], tokenizer: SubwordTokenizer) -> tuple[int, int]:
+    """The smallest (max_src_len, max_tgt_len) that :func:`encode_examples` accepts for ``examples``:
+    the longest source in pieces + 1 (EOS) and the longest target in pieces + 1 (BOS or EOS)."""
+    src = max((len(tokenizer.encode(e.src)) for e in examples), default=0)
+    tgt = max((len(tokenizer.encode(e.tgt)) for e in examples), default=0)
+    return src + 1, tgt + 1
+
+
+def encode_examples(
+    examples: list[Example], tokenizer: SubwordTokenizer, max_src_len: int, max_tgt_len: int
+) -> dict[str, np.ndarray]:
+    """Encode, pad and annotate N sentence pairs (S = ``max_src_len``, T = ``max_tgt_len``).
+
+    Returns a dict of arrays:
+
+    - ``src`` (N, S) int32: source piece ids + EOS, then ``pad_id``;
+    - ``tgt_in`` (N, T) int32: BOS + target piece ids, then pad;
+    - ``tgt_out`` (N, T) int32: target piece ids + EOS, then pad;
+    - ``src_words`` (N, S) int32: index of the source word of each source piece (−1 at EOS/pad);
+    - ``tgt_words`` (N, T) int32: index of the target word of each ``tgt_out`` piece (−1 at EOS/pad);
+    - ``align`` (N, T, S) float32: ``align[n, t, s] = 1`` iff word ``tgt_words[n, t]`` is aligned
+      to word ``src_words[n, s]`` in ``examples[n].alignment``, else 0 — every piece of an aligned
+      word pair is linked to every piece of the other word;
+    - ``src_question`` (N, S) bool: True at the piece(s) of the source word "?";
+    - ``src_interrogative`` (N, S) bool: True at the pieces of source words in INTERROGATIVES
+      (compared in lower case).
+
+    Raises ValueError if a sentence needs more than ``max_src_len`` (``max_tgt_len``) positions
+    with its EOS (BOS): sentences are never silently cut.
+    """
+    n = len(examples)
+    arrays = {
+        "src": np.full((n, max_src_len), tokenizer.pad_id, np.int32),
+        "tgt_in": np.full((n, max_tgt_len), tokenizer.pad_id, np.int32),
+        "tgt_out": np.full((n, max_tgt_len), tokenizer.pad_id, np.int32),
+        "src_words": np.full((n, max_src_len), -1, np.int32),
+        "tgt_words": np.full((n, max_tgt_len), -1, np.int32),
+        "align": np.zeros((n, max_tgt_len, max_src_len), np.float32),
+        "src_question": np.zeros((n, max_src_len), bool),
+        "src_interrogative": np.zeros((n, max_src_len), bool),
+    }
+    for i, example in enumerate(examples):
+        src_ids, tgt_ids = tokenizer.encode(example.src), tokenizer.encode(example.tgt)
+        if len(src_ids) + 1 > max_src_len:
+            raise ValueError(
+                f"example {i}: source needs {len(src_ids) + 1} positions with EOS, max_src_len is "
+                f"{max_src_len}: {example.src!r}"
+            )
+        if len(tgt_ids) + 1 > max_tgt_len:
+            raise ValueError(
+                f"example {i}: target needs {len(tgt_ids) + 1} positions with BOS/EOS, max_tgt_len "
+                f"is {max_tgt_len}: {example.tgt!r}"
+            )
+        src_words = np.asarray(tokenizer.word_ids(example.src), np.int32)
+        tgt_words = np.asarray(tokenizer.word_ids(example.tgt), np.int32)
+        s, t = len(src_ids), len(tgt_ids)
+        arrays["src"][i, : s + 1] = [*src_ids, tokenizer.eos_id]
+        arrays["tgt_in"][i, : t + 1] = [tokenizer.bos_id, *tgt_ids]
+        arrays["tgt_out"][i, : t + 1] = [*tgt_ids, tokenizer.eos_id]
+        arrays["src_words"][i, :s] = src_words
+        arrays["tgt_words"][i, :t] = tgt_words
+
+        words = example.src.split()
+        question = np.array([w == "?" for w in words])
+        interrogative = np.array([w.lower() in INTERROGATIVES for w in words])
+        arrays["src_question"][i, :s] = question[src_words]
+        arrays["src_interrogative"][i, :s] = interrogative[src_words]
+
+        if example.alignment:
+            word_links = np.zeros((len(example.tgt.split()), len(words)), np.float32)
+            src_index, tgt_index = np.asarray(example.alignment).T
+            word_links[tgt_index, src_index] = 1.0
+            arrays["align"][i, :t, :s] = word_links[np.ix_(tgt_words, src_words)]
+    return arrays
+
+
+def batches(
+    arrays: dict[str, np.ndarray],
+    batch_size: int,
+    seed: int,
+    epochs: int | None = None,
+    *,
+    shuffle: bool = True,
+    drop_remainder: bool = True,
+) -> Iterator[dict[str, np.ndarray]]:
+    """Yield minibatches: dicts with the same keys as ``arrays``, sliced along the first axis.
+
+    Each epoch visits the N examples once in an order drawn from ``np.random.default_rng(seed)``
+    (one generator for the whole run, so epochs differ but the run is reproducible); with
+    ``shuffle=False`` the order is 0..N−1. ``epochs=None`` loops forever. With
+    ``drop_remainder`` (the default, so every batch has the same shape and a jitted step compiles
+    once) the last N mod ``batch_size`` examples of each epoch are skipped; otherwise the last
+    batch is smaller.
+    """
+    sizes = {key: len(value) for key, value in arrays.items()}
+    if len(set(sizes.values())) != 1:
+        raise ValueError(f"arrays have different lengths: {sizes}")
+    n = next(iter(sizes.values()))
+    if batch_size < 1:
+        raise ValueError(f"batch_size must be ≥ 1, got {batch_size}")
+    if drop_remainder and batch_size > n:
+        raise ValueError(f"batch_size={batch_size} exceeds the {n} examples and drop_remainder is set")
+    rng = np.random.default_rng(seed)
+    epoch = 0
+    while epochs is None or epoch < epochs:
+        order = rng.permutation(n) if shuffle else np.arange(n)
+        stop = n - n % batch_size if drop_remainder else n
+        for start in range(0, stop, batch_size):
+            index = order[start : start + batch_size]
+            yield {key: value[index] for key, value in arrays.items()}
+        epoch += 1
