@@ -1,10 +1,10 @@
 """The package's metadata: pyproject.toml and environment.yml must list the same dependencies."""
 
 import re
-import tomllib
 from pathlib import Path
 
 import pytest
+import tomllib
 
 ROOT = Path(__file__).resolve().parents[1]
 
