@@ -33,6 +33,7 @@ from __future__ import annotations
 import functools
 import math
 import operator
+import re
 
 import jax
 import jax.numpy as jnp
@@ -104,7 +105,7 @@ def _support_weights(p, alpha):
         if alpha == 2.0:
             return on.astype(p.dtype)
         if alpha == 1.5:
-            return jnp.sqrt(p)
+            return jnp.where(on, jnp.sqrt(jnp.where(on, p, 1.0)), 0.0)  # no NaN second derivatives
         if alpha == 1.0:
             return p
     p_safe = jnp.where(on, p, 1.0)
@@ -173,58 +174,294 @@ def _alpha_tangent(p, alpha):
 # ----------------------------------------------------------------------------------------
 
 
+# The smallest β used in place of β = 0 inside the formulas below. It is a power of two, so
+# β·y and log1p(β·y) = β·y (exact at this size) and the division by β are all exact: at α = 1
+# the same code computes exp(y) bit for bit, without a per-entry branch. 1/β still fits float32.
+_BETA_FLOOR = 2.0**-100
+
+
 def _tsallis_exp(y, beta):
     """[1 + β y]_+^{1/β}, the inverse of the Tsallis log; exp(y) at β = 0.
 
     ``beta`` is a Python float (fixed α: integer exponents compile to multiplies) or an
-    array (learned α).
+    array (learned α). Written with clamps instead of branches so that XLA keeps it in one
+    fused loop: an entry off the support has log1p(max(βy, −1)) = −inf, hence 0.
     """
     if isinstance(beta, float):
         if beta == 0.0:
             return jnp.exp(y)
         inv = 1.0 / beta
-        base = jnp.maximum(1.0 + beta * y, 0.0)
         if float(inv).is_integer() and inv <= 8:
-            return jax.lax.integer_pow(base, int(inv))
-        return jnp.where(base > 0, jnp.exp(jnp.log(jnp.where(base > 0, base, 1.0)) * inv), 0.0)
-    by = beta * y
-    inside = by > -1.0
-    beta_safe = jnp.where(beta > 0, beta, 1.0)
-    log_p = jnp.where(beta > 0, jnp.log1p(jnp.where(inside, by, 0.0)) / beta_safe, y)
-    return jnp.where((beta > 0) & ~inside, 0.0, jnp.exp(log_p))
+            return jax.lax.integer_pow(jnp.maximum(1.0 + beta * y, 0.0), int(inv))
+        # log1p(βy), not log(1 + βy): near α = 1 the rounding of 1 + βy would be amplified by 1/β.
+        return jnp.exp(jnp.log1p(jnp.maximum(beta * y, -1.0)) * inv)
+    beta = jnp.maximum(beta, _BETA_FLOOR)
+    return jnp.exp(jnp.log1p(jnp.maximum(beta * y, -1.0)) / beta)
+
+
+def _row_stats(z):
+    """Row max and the row flags of :func:`_shift_and_mask`, without writing a shifted copy of z.
+
+    Rows that are entirely -inf or hold NaN/+inf get max 0 (their result is replaced later).
+    Returns arrays of shape z.shape[:-1] + (1,).
+    """
+    row_max = jnp.max(z, axis=-1, keepdims=True)
+    all_masked = row_max == -jnp.inf
+    invalid = jnp.any(jnp.isnan(z), axis=-1, keepdims=True) | (row_max == jnp.inf)
+    return jnp.where(all_masked | invalid, 0.0, row_max), all_masked, invalid
+
+
+def _integer_exponent(beta):
+    """q = 1/β when β is a Python float with q a small integer (α = 2, 1.5, 4/3, …), else None."""
+    if isinstance(beta, float) and beta > 0 and float(1.0 / beta).is_integer() and 1.0 / beta <= 8:
+        return int(round(1.0 / beta))
+    return None
+
+
+def _threshold_sums(z, row_max, theta, beta):
+    """The three sums over a row that drive the threshold iteration, in one pass over z.
+
+    With u_i = [1 + β(z_i − max z − θ)]_+ and q = 1/β (so p_i = u_i^q):
+
+        F = Σ u^q (the mass, F(θ*) = 1),   D = Σ u^{q−1} = −dF/dθ,   E = Σ u^{q−2}
+
+    (d²F/dθ² = (1 − β) E; at α = 1.5, E = |S|, the size of the support). At β = 0, u = 1 and
+    u^q = exp(z − max z − θ). The sums are one reduction over a (…, 3, d) broadcast written
+    with clamps rather than branches, which XLA fuses into a single loop that never writes
+    u^q to memory (on CPU, writing a full-size intermediate costs as much as a whole pass).
+    Cost per entry and sum: a few multiplies for integer q ≤ 8, else a log1p and an exp.
+    """
+    y = (z - row_max) - theta
+    r = jnp.arange(3, dtype=z.dtype)[:, None]  # the three sums are Σ u^{q − r}, r = 0, 1, 2
+    q_int = _integer_exponent(beta)
+    if q_int is not None:
+        u = jnp.maximum(1.0 + beta * y, 0.0)
+        power = lambda k: jax.lax.integer_pow(u, k) if k >= 1 else jnp.sign(u)  # u^0 on the support
+        select = lambda k: (r == k).astype(z.dtype)
+        terms = (
+            select(0) * power(q_int)[..., None, :]
+            + select(1) * power(q_int - 1)[..., None, :]
+            + select(2) * power(max(q_int - 2, 0))[..., None, :]  # q = 1: E meets a factor 1 − β = 0
+        )
+    else:
+        if isinstance(beta, float):
+            b, inv = beta, 1.0 / beta
+        else:
+            b = jnp.maximum(beta, _BETA_FLOOR)
+            inv = (1.0 / b)[..., None, :]
+        log_u = jnp.log1p(jnp.maximum(b * y, -1.0))[..., None, :]  # −inf off the support
+        # u^{q−r} = exp(q log u − r log u); the clamp keeps −inf − (−inf) out of the exponent.
+        terms = jnp.exp(inv * log_u - r * jnp.maximum(log_u, -80.0))
+    sums = jnp.sum(terms, axis=-1)
+    return sums[..., 0:1], sums[..., 1:2], sums[..., 2:3]
+
+
+def _newton_halley_steps(F, D, E, beta):
+    """Newton and Halley increments of θ for G(θ) = (F^β − 1)/β (= log F at β = 0).
+
+    G is F made nearly linear: exactly linear at β = 0 (G = logsumexp(z) − θ, so one Newton
+    step is exact for softmax) and on a one-entry support; convex for α ≤ 2 (an ℓ_q norm of
+    u, q ≥ 1), so Newton from the left never overshoots. With a = (1 − F^{−β})/β:
+    G' = −F^{β−1} D, G'' = (1 − β) F^{β−2} (F E − D²), and
+
+        Newton: Δ = a F / D,      Halley: Δ / (1 − (1 − β) a (F E − D²) / (2 D²)).
+    """
+    log_f = jnp.log(F)
+    b = beta if isinstance(beta, float) else jnp.maximum(beta, _BETA_FLOOR)
+    a = log_f if isinstance(beta, float) and beta == 0.0 else -jnp.expm1(-b * log_f) / b
+    newton = a * F / D
+    denom = 1.0 - (1.0 - beta) * a * (F * E - D * D) / (2.0 * D * D)
+    usable = denom > 0.25  # far from the root Halley's correction can blow up: keep Newton
+    halley = jnp.where(usable, newton / jnp.where(usable, denom, 1.0), newton)
+    return newton, halley
+
+
+def _exact_support_step(F, D, E, beta):
+    """θ increment that solves Σ_{i∈S} u_i(θ + Δ)^q = 1 on the current support S (α = 2, 1.5).
+
+    u_i shifts by t = βΔ. α = 2 (q = 1): Σ_S (u_i − t) = 1, t = (F − 1)/|S| with |S| = D —
+    the threshold of Michelot's algorithm. α = 1.5 (q = 2): Σ_S (u_i − t)² = 1 with
+    |S| = E, the smaller root t = (F − 1)/(D + sqrt(D² − |S|(F − 1))) (written without
+    cancellation): the formula of the sort-based 1.5-entmax of Peters et al. (2019), on S.
+    The result is the exact threshold iff S is the true support; from the left (F ≥ 1) no
+    entry can enter S, so it suffices that none leaves it, which the next evaluation sees
+    as F = 1. Returns Δ (NaN when the quadratic has no real root: S is then too large).
+    """
+    if beta == 1.0:
+        return (F - 1.0) / D
+    disc = D * D - E * (F - 1.0)
+    t = (F - 1.0) / (D + jnp.sqrt(jnp.maximum(disc, 0.0)))
+    return jnp.where(disc >= 0, t / beta, jnp.nan)
+
+
+# Steps taken on every row before the rows still running are gathered into a smaller batch
+# (at most 1/_TAIL_FRACTION of the rows) for the remaining steps: the cost of a step is the
+# same for a converged row as for a running one, and most rows converge within 4 steps.
+_FULL_STEPS = 4
+_TAIL_FRACTION = 16
+
+
+def _threshold_step(sums, beta, rows, eps, exact):
+    """One safeguarded Newton–Halley step for every row (see :func:`_entmax_threshold`).
+
+    ``sums(θ)`` returns F, D, E of :func:`_threshold_sums` at θ; ``rows`` holds, per row,
+    θ, the mass at θ once converged, the best evaluated θ and its mass, the bracket, the
+    stop flag and the last two step sizes. Shared by the XLA loop and the Pallas kernel.
+    """
+    theta, mass, best, mass_best, lo, hi, done, step_before_last, last_step = rows
+    F, D, E = sums(theta)
+    better = jnp.abs(F - 1.0) < jnp.abs(mass_best - 1.0)
+    best, mass_best = jnp.where(better, theta, best), jnp.where(better, F, mass_best)
+    # F = 1 up to rounding, including what one unit in the last place of θ changes.
+    converged = jnp.abs(F - 1.0) <= 4 * eps + 2 * eps * D * jnp.abs(theta)
+    above = F >= 1.0
+    lo = jnp.where(above, theta, lo)
+    hi = jnp.where(above, hi, theta)
+    newton, halley = _newton_halley_steps(F, D, E, beta)
+    inside = lambda c: (c > lo) & (c < hi)
+    halley_ok = (beta <= 1.0) & inside(theta + halley)
+    halving = 2 * jnp.abs(newton) <= jnp.abs(step_before_last)
+    newton_ok = inside(theta + newton) & ((beta <= 1.0) | halving)
+    new = jnp.where(halley_ok, theta + halley, jnp.where(newton_ok, theta + newton, 0.5 * (lo + hi)))
+    if exact:
+        candidate = theta + _exact_support_step(F, D, E, beta)
+        new = jnp.where(above & (candidate > lo) & (candidate < hi), candidate, new)
+    converged = converged | (new == theta)  # nothing left to gain at the resolution of θ
+    stop = done | converged
+    return (
+        jnp.where(stop, theta, new),
+        jnp.where(done, mass, F),
+        best,
+        mass_best,
+        lo,
+        hi,
+        stop,
+        last_step,
+        jnp.where(stop, 0.0, new - theta),
+    )
+
+
+def _initial_rows(beta, d, skip, dtype):
+    """Per-row starting state of :func:`_threshold_step` for rows of length d.
+
+    The bracket is θ ∈ [0, (1 − d^{−β})/β] (log d at β = 0), widened by a little rounding
+    because uniform rows sit exactly on its upper end. Rows flagged in ``skip`` (all -inf,
+    NaN) start stopped. θ starts mid-bracket (one free halving; most rows then need 3–4
+    steps), except at α = 2, whose exact steps (Michelot's) approach monotonically from 0.
+    """
+    log_d = math.log(d)
+    if isinstance(beta, float):
+        hi = jnp.full(skip.shape, log_d if beta == 0.0 else -math.expm1(-beta * log_d) / beta, dtype)
+    else:
+        b = jnp.maximum(beta, _BETA_FLOOR)
+        hi = jnp.broadcast_to(-jnp.expm1(-b * log_d) / b, skip.shape).astype(dtype)
+    eps = float(jnp.finfo(dtype).eps)
+    hi = hi * (1.0 + 8 * eps) + 8 * eps
+    lo = jnp.zeros_like(hi)
+    never = jnp.full_like(hi, jnp.inf)
+    start = lo if isinstance(beta, float) and beta == 1.0 else 0.5 * hi
+    return (start, jnp.ones_like(hi), lo, never, lo, hi, skip, never, never)
+
+
+def _iterate_threshold(z, row_max, beta, rows, first_step, max_steps, eps, exact):
+    """Steps until every row has stopped or the step count reaches ``max_steps``."""
+
+    sums = lambda theta: _threshold_sums(z, row_max, theta, beta)
+
+    def body(carry):
+        i, rows = carry
+        return i + 1, _threshold_step(sums, beta, rows, eps, exact)
+
+    def running(carry):
+        i, rows = carry
+        return (i < max_steps) & ~jnp.all(rows[6])
+
+    return jax.lax.while_loop(running, body, (first_step, rows))
+
+
+def _entmax_threshold(z, beta, n_iter):
+    """The rescaled threshold θ of α-entmax along the last axis, by safeguarded Newton–Halley.
+
+    f(θ) = Σ_i [1 + β(z_i − max z − θ)]_+^{1/β} − 1 is non-increasing in θ with its root in
+    [0, (1 − d^{−β})/β] (the bisection bracket). Starting mid-bracket (at 0 for α = 2), each
+    step evaluates F, D, E at θ (one pass), stops the row if F = 1 to within rounding, shrinks
+    the bracket with the sign of F − 1, and moves to the first of these that stays inside:
+    Halley's point (α ≤ 2), Newton's point (for α > 2 only while the steps at least halve,
+    as in Numerical Recipes' rtsafe), the bracket midpoint. For a fixed α of 2 or 1.5 a step
+    from the left goes instead to the exact threshold of the current support
+    (:func:`_exact_support_step`); once that support is right, the next evaluation finds
+    F = 1 and the threshold is exact.
+
+    After ``_FULL_STEPS`` steps the rows still running (usually a few per cent) continue in a
+    gathered batch of at most 1/``_TAIL_FRACTION`` of the rows, and any left after that on the
+    full batch. A row still running after ``n_iter`` steps falls back to its evaluated point
+    with F closest to 1 (the bisection fallback alone gains one bit per step).
+
+    Returns θ, the mass F = Σ p at θ (to normalise p without another pass), the row max, the
+    all-masked and invalid row flags, and the number of steps taken by the slowest row.
+    """
+    row_max, all_masked, invalid = _row_stats(z)
+    if not isinstance(beta, float):
+        invalid = invalid | jnp.isnan(beta)  # a traced NaN α gives NaN, not a silent answer
+    batch, d = z.shape[:-1], z.shape[-1]
+    n_rows = math.prod(batch)
+    if isinstance(beta, float):
+        beta_rows = beta
+    else:
+        beta_rows = jnp.broadcast_to(beta, batch + (1,)).reshape(n_rows, 1)
+    eps = float(jnp.finfo(z.dtype).eps)
+    exact = isinstance(beta, float) and beta in (0.5, 1.0)
+    flat = lambda a: a.reshape(n_rows, a.shape[-1])
+    z_rows, max_rows = flat(z), flat(row_max)
+    rows = _initial_rows(beta_rows, d, flat(all_masked | invalid), z.dtype)
+    first = min(n_iter, _FULL_STEPS)
+    steps, rows = _iterate_threshold(z_rows, max_rows, beta_rows, rows, 0, first, eps, exact)
+
+    tail = n_rows // _TAIL_FRACTION
+    if tail >= 1 and n_iter > _FULL_STEPS:
+        running = ~rows[6][:, 0]
+        (index,) = jnp.nonzero(running, size=tail, fill_value=0)
+        taken = jnp.arange(tail) < jnp.sum(running)
+        gather = lambda a: a[index]
+        sub = tuple(gather(a) for a in rows)
+        sub = sub[:6] + (sub[6] | ~taken[:, None],) + sub[7:]
+        sub_beta = beta_rows if isinstance(beta_rows, float) else gather(beta_rows)
+        tail_steps, sub = _iterate_threshold(
+            gather(z_rows), gather(max_rows), sub_beta, sub, steps, n_iter, eps, exact
+        )
+        target = jnp.where(taken, index, n_rows)  # out of range: dropped
+        rows = tuple(a.at[target].set(s, mode="drop") for a, s in zip(rows, sub, strict=True))
+    else:
+        tail_steps = steps
+    # Whatever is still running (none, usually: then this loop takes no step) goes on in full.
+    last_steps, rows = _iterate_threshold(z_rows, max_rows, beta_rows, rows, steps, n_iter, eps, exact)
+    steps = jnp.maximum(tail_steps, last_steps)
+
+    theta, mass, best, mass_best, _, _, done, _, _ = rows
+    theta = jnp.where(done, theta, best).reshape(batch + (1,))
+    mass = jnp.where(done, mass, mass_best).reshape(batch + (1,))
+    return theta, mass, row_max, all_masked, invalid, steps
 
 
 def _bisect_forward(z, beta, n_iter):
-    """α-entmax by bisection on a rescaled threshold θ.
+    """α-entmax along the last axis: the threshold by safeguarded Newton–Halley, then p.
 
     With τ = βθ − 1 + β·max(z), the closed form becomes p_i = [1 + β(z_i − max z − θ)]_+^{1/β},
-    which tends to exp(z_i − max z − θ) as β → 0: one formula for all α ≥ 1. The bracket
-    τ ∈ [max(x) − 1, max(x) − d^{−β}] of the reference notes becomes θ ∈ [0, (1 − d^{−β})/β]
-    (→ log d at β = 0). f(θ) = Σ p(θ) − 1 is non-increasing; we keep the half where
-    f(mid) ≥ 0 as the new lower end, so the support never empties, then renormalise.
+    which tends to exp(z_i − max z − θ) as β → 0: one formula for all α ≥ 1. θ and the mass
+    Σ p at θ come from :func:`_entmax_threshold` (≤ ``n_iter`` steps inside the bisection
+    bracket θ ∈ [0, (1 − d^{−β})/β]); dividing by that mass only corrects rounding once θ
+    has converged. Cost: a few passes over z (see :func:`_threshold_sums`) and one to write p.
+    On a GPU the same iteration runs in one fused Pallas kernel when it applies
+    (:mod:`entmax_lib.pallas_kernel`: one read of z, one write of p).
     """
-    z, all_masked, invalid = _shift_and_mask(z)
-    d = z.shape[-1]
-    log_d = math.log(d)
-    if isinstance(beta, float):
-        hi0 = log_d if beta == 0.0 else -math.expm1(-beta * log_d) / beta
-        hi = jnp.full(z.shape[:-1] + (1,), hi0, z.dtype)
-    else:
-        beta_safe = jnp.where(beta > 0, beta, 1.0)
-        hi = jnp.where(beta > 0, -jnp.expm1(-beta_safe * log_d) / beta_safe, log_d)
-        hi = jnp.broadcast_to(hi, z.shape[:-1] + (1,)).astype(z.dtype)
-    lo = jnp.zeros_like(hi)
+    if jax.default_backend() == "gpu":
+        from entmax_lib import pallas_kernel  # imported here: CPU users never load Pallas
 
-    def body(_, bounds):
-        lo, hi = bounds
-        mid = 0.5 * (lo + hi)
-        mass = jnp.sum(_tsallis_exp(z - mid, beta), axis=-1, keepdims=True)
-        keep_mid_as_lo = mass >= 1.0
-        return jnp.where(keep_mid_as_lo, mid, lo), jnp.where(keep_mid_as_lo, hi, mid)
-
-    lo, _ = jax.lax.fori_loop(0, n_iter, body, (lo, hi))
-    p = _tsallis_exp(z - lo, beta)
-    p = p / jnp.sum(p, axis=-1, keepdims=True)
+        fused = pallas_kernel.maybe_entmax_forward(z, beta, n_iter)
+        if fused is not None:
+            return fused
+    theta, mass, row_max, all_masked, invalid, _ = _entmax_threshold(z, beta, n_iter)
+    p = _tsallis_exp((z - row_max) - theta, beta) * (1.0 / mass)
     return _apply_row_rules(p, all_masked, invalid)
 
 
@@ -429,7 +666,9 @@ def _broadcast_alpha(alpha, x_shape, axis, compute):
     try:
         np.broadcast_shapes(padded, tuple(x_shape))
     except ValueError:
-        raise ValueError(f"alpha with shape {alpha.shape} does not broadcast against x with shape {tuple(x_shape)}.") from None
+        raise ValueError(
+            f"alpha with shape {alpha.shape} does not broadcast against x with shape {tuple(x_shape)}."
+        ) from None
     alpha = alpha.reshape(padded).astype(compute)
     alpha = jnp.moveaxis(alpha, axis, -1)
     moved = tuple(np.delete(np.array(x_shape), axis)) + (1,)
@@ -495,8 +734,13 @@ def entmax_bisect(x, alpha=1.5, axis=-1, n_iter=None):
     try:
         alpha_np = np.asarray(alpha)
     except (jax.errors.TracerArrayConversionError, jax.errors.ConcretizationTypeError):
-        alpha_np = None
-    if alpha_np is not None and alpha_np.dtype != object:
+        alpha_np = None  # traced: checked by the caller (see Args)
+    except (TypeError, ValueError):
+        raise TypeError(f"alpha must be a real number or an array of them, got {alpha!r}.") from None
+    if alpha_np is not None:
+        numeric = np.issubdtype(alpha_np.dtype, np.floating) or np.issubdtype(alpha_np.dtype, np.integer)
+        if not numeric or alpha_np.dtype == np.bool_:
+            raise TypeError(f"alpha must be a real number or an array of them, got {alpha!r}.")
         _check_alpha_value(alpha_np.astype(np.float64))
     x_shape = jnp.shape(x)
     a = _broadcast_alpha(alpha, x_shape, axis_, z.dtype)
@@ -519,4 +763,11 @@ def tsallis_entmax(scores, q, axis=-1, num_iters=25):
       axis: the axis to normalise over.
       num_iters: number of bisection halvings.
     """
-    return entmax_bisect(scores, alpha=q, axis=axis, n_iter=num_iters)
+    try:
+        return entmax_bisect(scores, alpha=q, axis=axis, n_iter=num_iters)
+    except (TypeError, ValueError) as err:
+        # Name this function's arguments, not entmax_bisect's, in the message.
+        message = str(err)
+        for old, new in ((r"\balpha\b", "q"), (r"\bn_iter\b", "num_iters"), (r"\bx\b", "scores")):
+            message = re.sub(old, new, message)
+        raise type(err)(message) from None

@@ -1,0 +1,216 @@
+"""A fused α-entmax forward for GPUs: one Pallas kernel, each row held whole on chip.
+
+The XLA forward of :func:`entmax_lib.entmax_bisect` reads the score matrix once per
+threshold step (plus once for the row max and once to write p). On a GPU, where softmax is
+bound by memory traffic, those extra reads are most of the cost. This kernel loads a block
+of rows into registers once, runs the same safeguarded Newton–Halley iteration on them
+(:func:`entmax_lib.entmax._threshold_step`), and writes p once: the traffic of a softmax.
+What remains is arithmetic: per entry and step one log1p and one exp (three sums share
+them through u^{q−1} = u^q / u), or a few multiplies when 1/(α−1) is a small integer
+(α = 1.5, 2, …). α may be traced, one value per row.
+
+Used automatically by ``entmax_bisect`` when ``jax.default_backend() == "gpu"``, the
+compute dtype is float32 (float32, bfloat16 and float16 inputs) and the normalised axis has
+at most :data:`MAX_COLS` entries; everything else stays on the XLA path. The kernel is
+forward only: the derivatives are the closed-form rules of :mod:`entmax_lib.entmax`, which
+XLA already fuses into one elementwise pass and a row reduction. If Pallas is missing or
+the kernel fails to compile for a shape (e.g. an older jax on Colab), a warning is issued
+once and the XLA path is used. Set ``ENTMAX_LIB_DISABLE_PALLAS=1`` to turn it off.
+
+Tested on CPU in Pallas' interpret mode (``interpret=True``); its speed has not been
+measured here (no GPU was available when it was written).
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+import os
+import warnings
+
+import jax
+import jax.numpy as jnp
+
+from entmax_lib import entmax as _entmax
+
+__all__ = ["MAX_COLS", "kernel_applies", "entmax_rows", "maybe_entmax_forward"]
+
+MAX_COLS = 4096  # longest row kept whole on chip (padded to a power of two, as Triton needs)
+_BLOCK_ENTRIES = 4096  # rows per program × padded row length
+
+
+def _pallas():
+    """``jax.experimental.pallas``, or None where it cannot be imported."""
+    try:
+        from jax.experimental import pallas
+    except Exception:  # noqa: BLE001 - any import failure means: no kernel
+        return None
+    return pallas
+
+
+def _triton_params(pl):
+    """Compiler parameters that select the Triton lowering, or None if this jax has none.
+
+    Recent jax lowers ``pallas_call`` on GPU to Mosaic GPU by default, whose copies are
+    limited to 256 entries per dimension; this kernel is written for Triton (whole rows
+    in registers). The class moved between releases: ``pallas.triton.CompilerParams``
+    (jax ≥ 0.6), ``pallas.TritonCompilerParams`` (older).
+    """
+    try:
+        from jax.experimental.pallas import triton as pallas_triton
+    except Exception:  # noqa: BLE001
+        pallas_triton = None
+    params = getattr(pallas_triton, "CompilerParams", None) or getattr(pl, "TritonCompilerParams", None)
+    return None if params is None else params(num_warps=4, num_stages=1)
+
+
+def kernel_applies(z, beta):
+    """Whether :func:`maybe_entmax_forward` would try the kernel for ``z`` (compute dtype)."""
+    if os.environ.get("ENTMAX_LIB_DISABLE_PALLAS"):
+        return False
+    if jax.default_backend() != "gpu" or z.dtype != jnp.float32:
+        return False
+    return 1 <= z.shape[-1] <= MAX_COLS and z.size > 0
+
+
+def _block_shape(d):
+    """(rows per program, padded row length): powers of two, about _BLOCK_ENTRIES entries."""
+    cols = max(16, 1 << (d - 1).bit_length())
+    return max(1, min(16, _BLOCK_ENTRIES // cols)), cols
+
+
+def _register_sums(y, theta, beta):
+    """F, D, E of :func:`entmax_lib.entmax._threshold_sums` for a block held in registers.
+
+    y = z − max z, shape (rows, cols); theta and a traced beta have shape (rows, 1). Unlike
+    the XLA version there is no memory to save by recomputing: u^{q−1} and u^{q−2} come from
+    u^q by division, so a step costs one log1p and one exp per entry.
+    """
+    q_int = _entmax._integer_exponent(beta)
+    if q_int is not None:
+        u = jnp.maximum(1.0 + beta * (y - theta), 0.0)
+        power = lambda k: jax.lax.integer_pow(u, k) if k >= 1 else jnp.sign(u)
+        terms = (power(q_int), power(q_int - 1), power(max(q_int - 2, 0)))
+    else:
+        b = beta if isinstance(beta, float) else jnp.maximum(beta, _entmax._BETA_FLOOR)
+        t = jnp.maximum(b * (y - theta), -1.0)
+        p = jnp.exp(jnp.log1p(t) / b)  # 0 off the support (log1p(−1) = −inf)
+        inv_u = 1.0 / jnp.maximum(1.0 + t, 1e-30)
+        terms = (p, p * inv_u, p * inv_u * inv_u)
+    return tuple(jnp.sum(term, axis=1, keepdims=True) for term in terms)
+
+
+def _make_kernel(beta_static, d, n_iter):
+    """The kernel body for one block of rows; ``beta_static`` is a Python float or None."""
+    exact = isinstance(beta_static, float) and beta_static in (0.5, 1.0)
+
+    def kernel(*refs):
+        if beta_static is None:
+            z_ref, beta_ref, out_ref = refs
+            beta = beta_ref[...]
+        else:
+            z_ref, out_ref = refs
+            beta = beta_static
+        z = z_ref[...]
+        row_max = jnp.max(z, axis=1, keepdims=True)
+        has_nan = jnp.max(jnp.where(z != z, 1.0, 0.0), axis=1, keepdims=True) > 0.0
+        all_masked = row_max == -jnp.inf
+        invalid = has_nan | (row_max == jnp.inf)
+        if beta_static is None:
+            invalid = invalid | (beta != beta)
+        y = z - jnp.where(all_masked | invalid, 0.0, row_max)
+        eps = float(jnp.finfo(z.dtype).eps)
+        rows = _entmax._initial_rows(beta, d, all_masked | invalid, z.dtype)
+        sums = lambda theta: _register_sums(y, theta, beta)
+
+        def running(carry):
+            i, rows = carry
+            not_done = jnp.max(jnp.where(rows[6], 0.0, 1.0)) > 0.0
+            return (i < n_iter) & not_done
+
+        def body(carry):
+            i, rows = carry
+            return i + 1, _entmax._threshold_step(sums, beta, rows, eps, exact)
+
+        _, rows = jax.lax.while_loop(running, body, (0, rows))
+        theta, mass, best, mass_best, _, _, done, _, _ = rows
+        theta = jnp.where(done, theta, best)
+        mass = jnp.where(done, mass, mass_best)
+        p = _entmax._tsallis_exp(y - theta, beta) * (1.0 / mass)
+        p = jnp.where(all_masked, 0.0, jnp.where(invalid, jnp.nan, p))
+        out_ref[...] = p.astype(out_ref.dtype)
+
+    return kernel
+
+
+def entmax_rows(z, beta, n_iter, *, interpret=False):
+    """α-entmax along the last axis of ``z`` with the fused kernel (no checks, no fallback).
+
+    Args:
+      z: float32 array (..., d), d ≤ :data:`MAX_COLS`; -inf entries are masked.
+      beta: α − 1, a Python float or an array of shape z.shape[:-1] + (1,) (or broadcastable).
+      n_iter: the most Newton–Halley steps per row.
+      interpret: run Pallas' interpreter instead of compiling (works on CPU, for tests).
+
+    Returns:
+      p with the shape and dtype of z, as :func:`entmax_lib.entmax._bisect_forward` computes it.
+    """
+    pl = _pallas()
+    batch, d = z.shape[:-1], z.shape[-1]
+    n_rows = math.prod(batch)
+    block_rows, cols = _block_shape(d)
+    padded_rows = -(-n_rows // block_rows) * block_rows
+    z2 = z.reshape(n_rows, d)
+    z2 = jnp.pad(z2, ((0, padded_rows - n_rows), (0, cols - d)), constant_values=-jnp.inf)
+    z2 = z2.at[n_rows:, 0].set(0.0)  # padding rows: a harmless one-entry row, not all -inf
+    row_spec = pl.BlockSpec((block_rows, cols), lambda i: (i, 0))
+    operands, in_specs = [z2], [row_spec]
+    beta_static = float(beta) if isinstance(beta, float) else None
+    if beta_static is None:
+        b = jnp.broadcast_to(beta, batch + (1,)).reshape(n_rows, 1).astype(z.dtype)
+        operands.append(jnp.pad(b, ((0, padded_rows - n_rows), (0, 0)), constant_values=0.5))
+        in_specs.append(pl.BlockSpec((block_rows, 1), lambda i: (i, 0)))
+    out = pl.pallas_call(
+        _make_kernel(beta_static, d, n_iter),
+        out_shape=jax.ShapeDtypeStruct((padded_rows, cols), z.dtype),
+        grid=(padded_rows // block_rows,),
+        in_specs=in_specs,
+        out_specs=row_spec,
+        interpret=interpret,
+        **({} if interpret else {"compiler_params": _triton_params(pl)}),
+    )(*operands)
+    return out[:n_rows, :d].reshape(z.shape)
+
+
+@functools.cache
+def _compiles(d, traced_beta, beta_static, n_iter):
+    """Compile the kernel once for this configuration on a small input; warn and say no on failure."""
+    block_rows, _ = _block_shape(d)
+    z = jax.ShapeDtypeStruct((block_rows, d), jnp.float32)
+    args = (z, jax.ShapeDtypeStruct((block_rows, 1), jnp.float32)) if traced_beta else (z,)
+    fn = (
+        (lambda z, b: entmax_rows(z, b, n_iter))
+        if traced_beta
+        else (lambda z: entmax_rows(z, beta_static, n_iter))
+    )
+    try:
+        jax.jit(fn).lower(*args).compile()
+    except Exception as err:  # noqa: BLE001 - any failure to lower means: use XLA
+        warnings.warn(
+            f"entmax_lib: the fused Pallas kernel did not compile for rows of length {d} "
+            f"({type(err).__name__}: {err}); using the XLA implementation instead.",
+            RuntimeWarning,
+            stacklevel=3,
+        )
+        return False
+    return True
+
+
+def maybe_entmax_forward(z, beta, n_iter):
+    """p from the fused kernel when it applies and compiles here, else None (use XLA)."""
+    if not kernel_applies(z, beta) or _pallas() is None:
+        return None
+    traced = not isinstance(beta, float)
+    if not _compiles(z.shape[-1], traced, None if traced else float(beta), int(n_iter)):
+        return None
+    return entmax_rows(z, beta, n_iter)

@@ -1,0 +1,302 @@
+"""A small encoder–decoder Transformer whose attention heads use softmax, 1.5-entmax or learned α-entmax.
+
+The architecture is the Transformer of Vaswani et al. (2017) in its pre-LN form (layer norm
+before each sub-layer, which trains without a long warm-up), shrunk to a few layers, with
+sinusoidal positions and one embedding matrix shared by source, target and output (the
+vocabulary is a joint BPE). It has the three attention types the Adaptively Sparse
+Transformer (Correia, Niculae & Martins, 2019) gives their own α per layer and head:
+
+* ``encoder_self``: source positions attend to source positions (padding masked);
+* ``context``: target positions attend to the encoder output (padding masked);
+* ``decoder_self``: target positions attend to earlier target positions (causal).
+
+Every attention is an :class:`~entmax_lib.attention.EntmaxMultiHeadAttention`; with
+``normaliser="alpha_entmax"`` each owns one learned α per head.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+from flax import nnx
+
+from entmax_lib._compat import module_list
+from entmax_lib.attention import NORMALISERS, EntmaxMultiHeadAttention
+
+__all__ = [
+    "ATTENTION_TYPES",
+    "ModelConfig",
+    "Transformer",
+    "greedy_decode",
+    "sinusoidal_positions",
+]
+
+ATTENTION_TYPES = ("encoder_self", "context", "decoder_self")
+
+
+@dataclasses.dataclass(frozen=True)
+class ModelConfig:
+    """Sizes of the :class:`Transformer`.
+
+    Attributes:
+      vocab_size: joint source/target vocabulary size V.
+      normaliser: attention normaliser of every head, one of ``entmax_lib.attention.NORMALISERS``.
+      d_model: model width.
+      num_heads: heads per attention (``d_model`` must be divisible by it).
+      num_layers: encoder layers = decoder layers.
+      d_ff: hidden width of the feed-forward blocks.
+      max_len: longest sequence the positional table covers.
+      pad_id: the padding token (masked as a key everywhere).
+      bisect_iters: the most threshold-search iterations of learned-α entmax (None: the
+        library default, 25 in float32, the paper's bisection budget).
+    """
+
+    vocab_size: int
+    normaliser: str = "softmax"
+    d_model: int = 64
+    num_heads: int = 4
+    num_layers: int = 3
+    d_ff: int = 128
+    max_len: int = 64
+    pad_id: int = 0
+    bisect_iters: int | None = None
+
+    def __post_init__(self):
+        if self.normaliser not in NORMALISERS:
+            raise ValueError(f"normaliser must be one of {NORMALISERS}, got {self.normaliser!r}.")
+        if self.d_model % self.num_heads:
+            raise ValueError(f"d_model={self.d_model} is not divisible by num_heads={self.num_heads}.")
+        for name in ("vocab_size", "d_model", "num_heads", "num_layers", "d_ff", "max_len"):
+            if getattr(self, name) < 1:
+                raise ValueError(f"{name} must be positive, got {getattr(self, name)}.")
+
+
+def sinusoidal_positions(length, d_model):
+    """PE[t, 2i] = sin(t / 10000^{2i/d}), PE[t, 2i+1] = cos(t / 10000^{2i/d}); shape (length, d_model)."""
+    position = np.arange(length)[:, None]
+    rate = np.exp(-np.log(10000.0) * np.arange(0, d_model, 2) / d_model)
+    table = np.zeros((length, d_model), np.float32)
+    table[:, 0::2] = np.sin(position * rate)
+    table[:, 1::2] = np.cos(position * rate)[:, : d_model // 2]
+    return table
+
+
+class _FeedForward(nnx.Module):
+    def __init__(self, d_model, d_ff, rngs):
+        self.hidden = nnx.Linear(d_model, d_ff, rngs=rngs)
+        self.output = nnx.Linear(d_ff, d_model, rngs=rngs)
+
+    def __call__(self, x):
+        return self.output(jax.nn.relu(self.hidden(x)))
+
+
+class _EncoderLayer(nnx.Module):
+    def __init__(self, config, rngs, alpha_rngs):
+        d = config.d_model
+        self.norm_attention = nnx.LayerNorm(d, rngs=rngs)
+        self.self_attention = EntmaxMultiHeadAttention(
+            config.num_heads,
+            d,
+            config.normaliser,
+            rngs=rngs,
+            alpha_rngs=alpha_rngs,
+            n_iter=config.bisect_iters,
+        )
+        self.norm_ff = nnx.LayerNorm(d, rngs=rngs)
+        self.feed_forward = _FeedForward(d, config.d_ff, rngs)
+
+    def __call__(self, x, mask):
+        h, weights = self.self_attention(self.norm_attention(x), mask=mask, return_weights=True)
+        x = x + h
+        return x + self.feed_forward(self.norm_ff(x)), weights
+
+
+class _DecoderLayer(nnx.Module):
+    def __init__(self, config, rngs, alpha_rngs):
+        d, heads, normaliser = config.d_model, config.num_heads, config.normaliser
+        self.norm_self = nnx.LayerNorm(d, rngs=rngs)
+        self.self_attention = EntmaxMultiHeadAttention(
+            heads, d, normaliser, rngs=rngs, alpha_rngs=alpha_rngs, n_iter=config.bisect_iters
+        )
+        self.norm_context = nnx.LayerNorm(d, rngs=rngs)
+        self.context_attention = EntmaxMultiHeadAttention(
+            heads, d, normaliser, rngs=rngs, alpha_rngs=alpha_rngs, n_iter=config.bisect_iters
+        )
+        self.norm_ff = nnx.LayerNorm(d, rngs=rngs)
+        self.feed_forward = _FeedForward(d, config.d_ff, rngs)
+
+    def __call__(self, y, memory, self_mask, context_mask):
+        h, self_weights = self.self_attention(self.norm_self(y), mask=self_mask, return_weights=True)
+        y = y + h
+        h, context_weights = self.context_attention(
+            self.norm_context(y), memory, mask=context_mask, return_weights=True
+        )
+        y = y + h
+        return y + self.feed_forward(self.norm_ff(y)), self_weights, context_weights
+
+    def step(self, y, t, cache, memory_kv, context_mask):
+        """One decoding position: ``y`` (B, 1, d) at position ``t``, with this layer's cached
+        self-attention keys/values ``cache`` = (k, v), each (B, T, H, D). Returns (y, new cache)."""
+        h = self.norm_self(y)
+        k_t, v_t = self.self_attention.project_kv(h)
+        k = jax.lax.dynamic_update_slice_in_dim(cache[0], k_t, t, axis=1)
+        v = jax.lax.dynamic_update_slice_in_dim(cache[1], v_t, t, axis=1)
+        seen = (jnp.arange(k.shape[1]) <= t)[None, None, None, :]  # keys 0..t
+        y = y + self.self_attention.attend(h, k, v, mask=seen)
+        y = y + self.context_attention.attend(self.norm_context(y), *memory_kv, mask=context_mask)
+        return y + self.feed_forward(self.norm_ff(y)), (k, v)
+
+
+class Transformer(nnx.Module):
+    """Pre-LN encoder–decoder Transformer with pluggable attention normalisers.
+
+    Args:
+      config: a :class:`ModelConfig`.
+      seed: initialisation seed. The α logits (learned-α models only) are drawn from a
+        separate stream, so that models with different normalisers built from the same seed
+        start from identical projection, embedding and feed-forward weights.
+
+    Shapes: ``src`` (B, S) and ``tgt_in`` (B, T) int token ids padded with ``pad_id``; logits
+    (B, T, V). Attention weights come as a dict with keys :data:`ATTENTION_TYPES`, each an
+    array (num_layers, B, H, Lq, Lk): (S, S) for ``encoder_self``, (T, S) for ``context``
+    and (T, T) for ``decoder_self``.
+    """
+
+    def __init__(self, config, seed=0):
+        self.config = config
+        rngs, alpha_rngs = nnx.Rngs(params=seed), nnx.Rngs(params=seed + 10_000)
+        self.embed = nnx.Embed(config.vocab_size, config.d_model, rngs=rngs)
+        self.encoder_layers = module_list(
+            [_EncoderLayer(config, rngs, alpha_rngs) for _ in range(config.num_layers)]
+        )
+        self.encoder_norm = nnx.LayerNorm(config.d_model, rngs=rngs)
+        self.decoder_layers = module_list(
+            [_DecoderLayer(config, rngs, alpha_rngs) for _ in range(config.num_layers)]
+        )
+        self.decoder_norm = nnx.LayerNorm(config.d_model, rngs=rngs)
+
+    def _embed(self, tokens, start=0):
+        """Scaled embeddings plus the sinusoidal positions start, start + 1, ... (start may be traced)."""
+        length = tokens.shape[-1]
+        if length > self.config.max_len:
+            raise ValueError(f"sequence length {length} exceeds max_len={self.config.max_len}.")
+        table = jnp.asarray(sinusoidal_positions(self.config.max_len, self.config.d_model))
+        positions = jax.lax.dynamic_slice_in_dim(table, start, length, axis=0)
+        return self.embed(tokens) * jnp.sqrt(float(self.config.d_model)) + positions
+
+    def _key_mask(self, tokens):
+        """(B, 1, 1, L): True where the key is a real token."""
+        return (tokens != self.config.pad_id)[:, None, None, :]
+
+    def encode(self, src):
+        """Encoder output (B, S, d_model) and encoder self-attention weights (layers, B, H, S, S)."""
+        mask = self._key_mask(src)
+        x, weights = self._embed(src), []
+        for layer in self.encoder_layers:
+            x, w = layer(x, mask)
+            weights.append(w)
+        return self.encoder_norm(x), jnp.stack(weights)
+
+    def decode(self, tgt_in, memory, src):
+        """Logits (B, T, V) and the decoder's (self, context) weights, each (layers, B, H, T, ·)."""
+        length = tgt_in.shape[-1]
+        causal = jnp.tril(jnp.ones((length, length), bool))[None, None]
+        self_mask = self._key_mask(tgt_in) & causal
+        context_mask = self._key_mask(src)
+        y, self_weights, context_weights = self._embed(tgt_in), [], []
+        for layer in self.decoder_layers:
+            y, ws, wc = layer(y, memory, self_mask, context_mask)
+            self_weights.append(ws)
+            context_weights.append(wc)
+        logits = self.embed.attend(self.decoder_norm(y))
+        return logits, jnp.stack(self_weights), jnp.stack(context_weights)
+
+    def init_cache(self, batch, length, dtype=jnp.float32):
+        """Empty self-attention key/value caches for :meth:`decode_step`: one (k, v) per decoder layer."""
+        shape = (batch, length, self.config.num_heads, self.config.d_model // self.config.num_heads)
+        return [(jnp.zeros(shape, dtype), jnp.zeros(shape, dtype)) for _ in self.decoder_layers]
+
+    def memory_kv(self, memory):
+        """Context-attention keys/values of the encoder output, one (k, v) per decoder layer."""
+        return [layer.context_attention.project_kv(memory) for layer in self.decoder_layers]
+
+    def decode_step(self, token, t, cache, memory_kv, src):
+        """Logits (B, V) for position ``t + 1`` given ``token`` (B,) at position ``t`` and the caches.
+
+        Incremental decoding: each layer appends position t's key/value to its cache, so a step
+        costs one position instead of the whole prefix; equal to :meth:`decode` on the prefix.
+        """
+        y = self._embed(token[:, None], t)
+        context_mask = self._key_mask(src)
+        new_cache = []
+        for layer, layer_cache, kv in zip(self.decoder_layers, cache, memory_kv, strict=True):
+            y, layer_cache = layer.step(y, t, layer_cache, kv, context_mask)
+            new_cache.append(layer_cache)
+        return self.embed.attend(self.decoder_norm(y))[:, 0], new_cache
+
+    def __call__(self, src, tgt_in, return_weights=False):
+        """Teacher-forced logits (B, T, V); with ``return_weights`` also the attention weights dict."""
+        memory, encoder_weights = self.encode(src)
+        logits, self_weights, context_weights = self.decode(tgt_in, memory, src)
+        if not return_weights:
+            return logits
+        weights = {"encoder_self": encoder_weights, "context": context_weights, "decoder_self": self_weights}
+        return logits, weights
+
+    def alphas(self):
+        """α per attention type: dict of (num_layers, H) arrays (1, 1.5 or 2 for fixed normalisers)."""
+        return {
+            "encoder_self": jnp.stack([layer.self_attention.alpha() for layer in self.encoder_layers]),
+            "context": jnp.stack([layer.context_attention.alpha() for layer in self.decoder_layers]),
+            "decoder_self": jnp.stack([layer.self_attention.alpha() for layer in self.decoder_layers]),
+        }
+
+
+def _greedy(model, src, max_len, bos_id, eos_id, pad_id):
+    memory, _ = model.encode(src)
+    memory_kv = model.memory_kv(memory)
+    batch = src.shape[0]
+
+    def step(t, carry):
+        token, cache, out, done = carry
+        logits, cache = model.decode_step(token, t, cache, memory_kv, src)
+        token = jnp.where(done, pad_id, jnp.argmax(logits, axis=-1).astype(jnp.int32))
+        return token, cache, out.at[:, t].set(token), done | (token == eos_id)
+
+    init = (
+        jnp.full((batch,), bos_id, jnp.int32),
+        model.init_cache(batch, max_len, memory.dtype),
+        jnp.full((batch, max_len), pad_id, jnp.int32),
+        jnp.zeros((batch,), bool),
+    )
+    return jax.lax.fori_loop(0, max_len, step, init)[2]
+
+
+@functools.partial(jax.jit, static_argnums=(0, 3, 4, 5, 6))
+def _greedy_jit(graphdef, state, src, max_len, bos_id, eos_id, pad_id):
+    return _greedy(nnx.merge(graphdef, state), src, max_len, bos_id, eos_id, pad_id)
+
+
+def greedy_decode(model, src, max_len, bos_id, eos_id):
+    """Greedy decoding: y_t = argmax_v p(v | y_<t, src), for a fixed ``max_len`` steps (jit-compiled).
+
+    Incremental: the decoder caches each layer's self-attention keys/values, so step t costs one
+    position (:meth:`Transformer.decode_step`); the result equals teacher-forced argmax decoding.
+
+    Args:
+      model: a :class:`Transformer`.
+      src: (B, S) int source ids (padded with ``model.config.pad_id``).
+      max_len: number of target tokens to generate (the output's length).
+      bos_id, eos_id: begin/end-of-sentence ids. After EOS a row is filled with padding.
+
+    Returns:
+      (B, max_len) int32 numpy array of generated ids (EOS included, then pad).
+    """
+    graphdef, state = nnx.split(model)
+    src = jnp.asarray(src, jnp.int32)
+    out = _greedy_jit(graphdef, state, src, int(max_len), int(bos_id), int(eos_id), model.config.pad_id)
+    return np.asarray(out)

@@ -1,0 +1,212 @@
+"""Tests for entmax_lib.attention: masking, normalisation, learned α and flax compatibility.
+
+The references are independent: attention weights are recomputed in NumPy from the module's
+kernels and conftest's float64 bisection ``np_entmax``; α-gradients are checked against
+central finite differences; flax's own ``MultiHeadAttention`` is the reference for the
+projections and for softmax attention.
+"""
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+from conftest import np_entmax
+from flax import nnx
+
+from entmax_lib.attention import (
+    ALPHA_MAX,
+    ALPHA_MIN,
+    NORMALISERS,
+    EntmaxMultiHeadAttention,
+    alpha_from_logit,
+    make_attention_fn,
+    normalise_scores,
+)
+
+HEADS, FEATURES = 4, 16
+FIXED = {"softmax": 1.0, "entmax15": 1.5, "sparsemax": 2.0}
+
+
+def _inputs(batch=3, length=6, seed=0):
+    return jax.random.normal(jax.random.key(seed), (batch, length, FEATURES), jnp.float32)
+
+
+def _padding_and_causal_mask(lengths, length):
+    """(B, 1, L, L): key j allowed for query i iff j ≤ i and j < length of the sentence."""
+    keys_valid = np.arange(length)[None, :] < np.asarray(lengths)[:, None]
+    causal = np.tril(np.ones((length, length), bool))
+    return keys_valid[:, None, None, :] & causal[None, None]
+
+
+def _module(normaliser, seed=0):
+    return EntmaxMultiHeadAttention(HEADS, FEATURES, normaliser, rngs=nnx.Rngs(seed))
+
+
+def _kernel(linear):
+    return np.asarray(linear.kernel[...], np.float64), np.asarray(linear.bias[...], np.float64)
+
+
+def _numpy_weights(module, x, mask):
+    """Attention weights recomputed in float64 NumPy from the module's kernels."""
+    x = np.asarray(x, np.float64)
+    wq, bq = _kernel(module.query)
+    wk, bk = _kernel(module.key)
+    q = np.einsum("bld,dhe->blhe", x, wq) + bq
+    k = np.einsum("bld,dhe->blhe", x, wk) + bk
+    scores = np.einsum("bqhe,bkhe->bhqk", q, k) / np.sqrt(q.shape[-1])
+    scores = np.where(mask, scores, -np.inf)
+    alpha = np.asarray(module.alpha(), np.float64)[:, None, None]
+    return np_entmax(scores, alpha)
+
+
+@pytest.mark.parametrize("normaliser", NORMALISERS)
+def test_masked_keys_get_zero_weight_and_rows_sum_to_one(normaliser):
+    lengths = [6, 4, 2]
+    x = _inputs()
+    mask = _padding_and_causal_mask(lengths, 6)
+    _, weights = _module(normaliser)(x, mask=jnp.asarray(mask), return_weights=True)
+    weights = np.asarray(weights)
+    assert weights.shape == (3, HEADS, 6, 6)
+    assert np.all(weights[~np.broadcast_to(mask, weights.shape)] == 0.0)  # exactly zero
+    assert np.all(weights >= 0)
+    np.testing.assert_allclose(weights.sum(-1), 1.0, atol=1e-5)  # every query has ≥ 1 allowed key
+    # the first query of a causal row can only attend to itself
+    np.testing.assert_allclose(weights[:, :, 0, 0], 1.0, atol=1e-6)
+
+
+@pytest.mark.parametrize("normaliser", NORMALISERS)
+def test_weights_match_numpy_reference(normaliser):
+    module = _module(normaliser, seed=1)
+    x = _inputs(seed=2)
+    mask = _padding_and_causal_mask([6, 5, 3], 6)
+    _, weights = module(x, mask=jnp.asarray(mask), return_weights=True)
+    expected = _numpy_weights(module, x, mask)
+    np.testing.assert_allclose(np.asarray(weights), expected, atol=2e-5)
+
+
+def test_fixed_normalisers_are_sparse_where_softmax_is_not():
+    x = 3.0 * _inputs(seed=3)
+    dense = np.asarray(_module("softmax")(x, return_weights=True)[1])
+    assert np.all(dense > 0)
+    for normaliser in ("entmax15", "sparsemax"):
+        weights = np.asarray(_module(normaliser)(x, return_weights=True)[1])
+        assert np.mean(weights == 0) > 0.1, normaliser
+
+
+def test_alpha_is_one_plus_sigmoid_clamped():
+    logits = jnp.array([-20.0, -4.0, 0.0, 1.0, 30.0])
+    alpha = np.asarray(alpha_from_logit(logits))
+    expected = np.clip(1 + 1 / (1 + np.exp(-np.asarray(logits, np.float64))), 1.01, 2.0)
+    np.testing.assert_allclose(alpha, expected, rtol=1e-6)
+    assert alpha[0] == pytest.approx(ALPHA_MIN) and alpha[-1] == pytest.approx(ALPHA_MAX)
+    assert np.all((alpha >= ALPHA_MIN) & (alpha <= ALPHA_MAX))
+
+
+def test_learned_alpha_initialisation_and_range():
+    module = EntmaxMultiHeadAttention(8, FEATURES, "alpha_entmax", rngs=nnx.Rngs(0))
+    logits = np.asarray(module.alpha_logit[...])
+    assert logits.shape == (8,) and 0.2 < logits.std() < 3.0  # a ~ N(0, 1), not a constant
+    alpha = np.asarray(module.alpha())
+    assert np.all((alpha >= ALPHA_MIN) & (alpha <= ALPHA_MAX))
+    for normaliser, value in FIXED.items():
+        np.testing.assert_array_equal(np.asarray(_module(normaliser).alpha()), value)
+        assert not hasattr(_module(normaliser), "alpha_logit")
+
+
+def test_alpha_rngs_keep_other_weights_identical():
+    plain = EntmaxMultiHeadAttention(HEADS, FEATURES, "softmax", rngs=nnx.Rngs(5))
+    learned = EntmaxMultiHeadAttention(
+        HEADS, FEATURES, "alpha_entmax", rngs=nnx.Rngs(5), alpha_rngs=nnx.Rngs(99)
+    )
+    for name in ("query", "key", "value", "out"):
+        np.testing.assert_array_equal(getattr(plain, name).kernel[...], getattr(learned, name).kernel[...])
+
+
+@nnx.jit
+def _loss(module, x, mask, target):
+    return jnp.sum((module(x, mask=mask) - target) ** 2)
+
+
+def test_alpha_gradients_are_nonzero_and_match_finite_differences():
+    module = EntmaxMultiHeadAttention(HEADS, FEATURES, "alpha_entmax", rngs=nnx.Rngs(7))
+    # float64 copy of every parameter, so that finite differences are accurate
+    graphdef, state = nnx.split(module)
+    module = nnx.merge(graphdef, jax.tree.map(lambda v: v.astype(jnp.float64), state))
+    x = jnp.asarray(_inputs(seed=4), jnp.float64)
+    target = jnp.asarray(_inputs(seed=5), jnp.float64)
+    mask = jnp.asarray(_padding_and_causal_mask([6, 5, 4], 6))
+    grad = np.asarray(nnx.grad(_loss)(module, x, mask, target).alpha_logit[...])
+    assert np.all(np.abs(grad) > 1e-6), grad
+
+    logits = module.alpha_logit[...]
+    eps = 1e-5
+    for h in range(HEADS):
+        losses = []
+        for sign in (1, -1):
+            module.alpha_logit[...] = logits.at[h].add(sign * eps)
+            losses.append(float(_loss(module, x, mask, target)))
+        np.testing.assert_allclose(grad[h], (losses[0] - losses[1]) / (2 * eps), rtol=1e-4, atol=1e-8)
+
+
+def test_alpha_gradient_through_nnx_grad():
+    module = EntmaxMultiHeadAttention(HEADS, FEATURES, "alpha_entmax", rngs=nnx.Rngs(3))
+    x, target = _inputs(seed=6), _inputs(seed=7)
+    grads = nnx.grad(_loss)(module, x, None, target)
+    assert np.all(np.abs(np.asarray(grads.alpha_logit[...])) > 0)
+
+
+def _flax_mha(module, attention_fn=None):
+    kwargs = {} if attention_fn is None else {"attention_fn": attention_fn}
+    mha = nnx.MultiHeadAttention(HEADS, FEATURES, decode=False, rngs=nnx.Rngs(123), **kwargs)
+    for name in ("query", "key", "value", "out"):
+        getattr(mha, name).kernel[...] = getattr(module, name).kernel[...]
+        getattr(mha, name).bias[...] = getattr(module, name).bias[...]
+    return mha
+
+
+@pytest.mark.parametrize("normaliser", NORMALISERS)
+def test_equals_flax_multi_head_attention_with_attention_fn(normaliser):
+    module = _module(normaliser, seed=11)
+    alpha = module.alpha() if normaliser == "alpha_entmax" else None
+    mha = _flax_mha(module, make_attention_fn(normaliser, alpha=alpha))
+    q, kv = _inputs(seed=8), _inputs(length=5, seed=9)
+    mask = jnp.asarray(np.arange(5)[None, :] < np.array([5, 3, 1])[:, None])[:, None, None, :]
+    expected, weights = module(q, kv, mask=mask, return_weights=True)
+    got = mha(q, kv, mask=mask, sow_weights=True)
+    np.testing.assert_allclose(np.asarray(got), np.asarray(expected), atol=1e-5)
+    (sown,) = jax.tree.leaves(nnx.pop(mha, nnx.Intermediate))
+    np.testing.assert_allclose(np.asarray(sown), np.asarray(weights), atol=1e-6)
+
+
+def test_softmax_equals_flax_default_attention():
+    module = _module("softmax", seed=12)
+    mha = _flax_mha(module)  # flax's own dot_product_attention
+    x = _inputs(seed=10)
+    mask = jnp.asarray(_padding_and_causal_mask([6, 4, 2], 6))
+    np.testing.assert_allclose(np.asarray(mha(x, mask=mask)), np.asarray(module(x, mask=mask)), atol=1e-5)
+
+
+def test_attention_fn_is_causal_and_dropout():
+    module = _module("sparsemax", seed=13)
+    fn = make_attention_fn("sparsemax")
+    x = _inputs(seed=14)
+    q, k, v = module.query(x), module.key(x), module.value(x)
+    causal = jnp.tril(jnp.ones((6, 6), bool))
+    np.testing.assert_allclose(
+        np.asarray(fn(q, k, v, is_causal=True, deterministic=True)),
+        np.asarray(fn(q, k, v, mask=causal, deterministic=True)),
+        atol=1e-6,
+    )
+    dropped = fn(q, k, v, dropout_rate=0.5, dropout_rng=jax.random.key(0), deterministic=False)
+    assert not np.allclose(np.asarray(dropped), np.asarray(fn(q, k, v, deterministic=True)))
+
+
+def test_bad_arguments_raise():
+    with pytest.raises(ValueError, match="normaliser"):
+        EntmaxMultiHeadAttention(HEADS, FEATURES, "relu", rngs=nnx.Rngs(0))
+    with pytest.raises(ValueError, match="divisible"):
+        EntmaxMultiHeadAttention(3, FEATURES, "softmax", rngs=nnx.Rngs(0))
+    with pytest.raises(ValueError, match="alpha"):
+        make_attention_fn("alpha_entmax")
+    with pytest.raises(ValueError, match="alpha"):
+        normalise_scores(jnp.zeros((2, HEADS, 3, 3)), "alpha_entmax", alpha=jnp.ones(3) * 1.5)

@@ -1,0 +1,180 @@
+"""Tests for the translation model, training loop and run_experiment (tiny sizes: fast)."""
+
+import json
+
+import jax.numpy as jnp
+import numpy as np
+import pytest
+from flax import nnx
+
+from entmax_lib.attention import ALPHA_MAX, ALPHA_MIN
+from entmax_lib.translation import corpus, run_experiment
+from entmax_lib.translation.experiment import prepare_data
+from entmax_lib.translation.model import ATTENTION_TYPES, ModelConfig, Transformer, greedy_decode
+from entmax_lib.translation.train import cross_entropy
+
+TINY = {
+    "n_train": 160,
+    "n_valid": 8,
+    "n_test": 16,
+    "vocab_size": 160,
+    "d_model": 16,
+    "num_heads": 2,
+    "num_layers": 1,
+    "d_ff": 32,
+    "steps": 40,
+    "batch_size": 16,
+    "learning_rate": 1e-2,
+    "warmup_steps": 5,
+    "record_every": 10,
+}
+NAMES = ("softmax", "entmax15", "alpha_entmax")
+
+
+@pytest.fixture(scope="module")
+def result():
+    return run_experiment(**TINY)
+
+
+def test_result_has_documented_keys_and_is_json(result):
+    json.dumps(result)  # JSON-serialisable, no arrays
+    assert set(result["bleu"]) == set(result["chrf"]) == set(result["alpha"]) == set(NAMES)
+    for name in NAMES:
+        model = result["models"][name]
+        assert 0 <= model["bleu"] <= 100 and 0 <= model["chrf"] <= 100
+        assert 0 <= model["exact_match"] <= 1
+        for kind in ATTENTION_TYPES:
+            alpha = np.asarray(model["alpha"][kind])
+            assert alpha.shape == (TINY["num_layers"], TINY["num_heads"])
+            density = np.asarray(model["density"][kind])
+            assert density.shape == alpha.shape and np.all((density > 0) & (density <= 1))
+            assert len(model["js"][kind]) == TINY["num_layers"]
+            assert sum(model["density_hist"][kind]) > 0
+        for key in ("positional_prev", "merging", "interrogation", "alignment_mass"):
+            assert np.asarray(model[key]).shape == (TINY["num_layers"], TINY["num_heads"])
+
+
+def test_fixed_alphas_and_softmax_density(result):
+    for kind in ATTENTION_TYPES:
+        np.testing.assert_array_equal(result["alpha"]["softmax"][kind], 1.0)
+        np.testing.assert_array_equal(result["alpha"]["entmax15"][kind], 1.5)
+        # softmax never zeroes a weight (no underflow at these sizes): density exactly 1
+        np.testing.assert_array_equal(result["models"]["softmax"]["density"][kind], 1.0)
+
+
+def test_learned_alpha_stays_in_range_and_moves(result):
+    history = result["models"]["alpha_entmax"]["history"]
+    assert history["alpha_step"][0] == 0 and history["alpha_step"][-1] == TINY["steps"]
+    for kind in ATTENTION_TYPES:
+        trajectory = np.asarray(history["alpha"][kind])  # (records, layers, heads)
+        assert trajectory.shape == (len(history["alpha_step"]), TINY["num_layers"], TINY["num_heads"])
+        assert np.all((trajectory >= ALPHA_MIN - 1e-6) & (trajectory <= ALPHA_MAX + 1e-6))
+        assert np.any(trajectory[-1] != trajectory[0])  # α is trained
+        np.testing.assert_allclose(trajectory[-1], result["alpha"]["alpha_entmax"][kind], atol=1e-4)
+
+
+def test_loss_decreases(result):
+    for name in NAMES:
+        loss = result["models"][name]["history"]["loss"]
+        assert loss[-1] < 0.8 * loss[0], (name, loss)
+
+
+def test_samples_are_strings(result):
+    for name in NAMES:
+        for src, hyp, ref in result["models"][name]["samples"]:
+            assert isinstance(hyp, str) and isinstance(src, str) and ref
+
+
+def _tiny_model(normaliser, vocab=30):
+    return Transformer(ModelConfig(vocab, normaliser, d_model=16, num_heads=2, num_layers=2, d_ff=32), seed=1)
+
+
+def _random_batch(vocab=30, batch=3, src_len=7, tgt_len=6, seed=0):
+    rng = np.random.default_rng(seed)
+    src = rng.integers(4, vocab, (batch, src_len))
+    src[0, 5:] = 0  # padding
+    tgt = rng.integers(4, vocab, (batch, tgt_len))
+    return jnp.asarray(src), jnp.asarray(tgt)
+
+
+@nnx.jit
+def _forward(model, src, tgt):
+    return model(src, tgt, return_weights=True)
+
+
+@pytest.fixture(scope="module")
+def tiny_model():
+    # softmax compiles fastest; masking of every normaliser is tested in test_attention.py
+    return _tiny_model("softmax")
+
+
+def test_decoder_is_causal_and_padding_is_ignored(tiny_model):
+    src, tgt = _random_batch()
+    logits, weights = _forward(tiny_model, src, tgt)
+    changed = tgt.at[:, 4:].set(5)  # future tokens must not change earlier predictions
+    np.testing.assert_allclose(
+        np.asarray(_forward(tiny_model, src, changed)[0][:, :4]), logits[:, :4], atol=1e-5
+    )
+    longer_src = jnp.pad(src, ((0, 0), (0, 2)))  # more padding changes nothing
+    np.testing.assert_allclose(np.asarray(_forward(tiny_model, longer_src, tgt)[0]), logits, atol=1e-5)
+    assert np.all(np.asarray(weights["encoder_self"])[:, 0, :, :, 5:] == 0)
+    assert np.all(np.asarray(weights["context"])[:, 0, :, :, 5:] == 0)
+    assert np.all(np.triu(np.asarray(weights["decoder_self"]), k=1) == 0)
+
+
+def test_greedy_decode_agrees_with_teacher_forcing(tiny_model):
+    src, _ = _random_batch()
+    bos, eos, max_len = 2, 3, 6
+    out = greedy_decode(tiny_model, src, max_len, bos, eos)
+    assert out.shape == (3, max_len) and out.dtype == np.int32
+    tgt_in = np.concatenate([np.full((3, 1), bos), out[:, :-1]], axis=1)
+    argmax = np.asarray(jnp.argmax(_forward(tiny_model, src, jnp.asarray(tgt_in))[0], -1))
+    for row, pred in zip(out, argmax, strict=True):
+        stop = int(np.argmax(row == eos)) + 1 if eos in row else max_len
+        np.testing.assert_array_equal(row[:stop], pred[:stop])
+        assert np.all(row[stop:] == 0)
+
+
+def test_cross_entropy_matches_numpy():
+    rng = np.random.default_rng(0)
+    logits = rng.standard_normal((2, 4, 5))
+    targets = np.array([[1, 2, 0, 0], [4, 3, 2, 1]])
+    log_p = logits - np.log(np.exp(logits).sum(-1, keepdims=True))
+    nll = -np.take_along_axis(log_p, targets[..., None], -1)[..., 0]
+    expected = nll[targets != 0].mean()
+    np.testing.assert_allclose(
+        float(cross_entropy(jnp.asarray(logits), jnp.asarray(targets))), expected, rtol=1e-5
+    )
+    smooth = 0.9 * nll - 0.1 * log_p.mean(-1)
+    got = float(cross_entropy(jnp.asarray(logits), jnp.asarray(targets), label_smoothing=0.1))
+    np.testing.assert_allclose(got, smooth[targets != 0].mean(), rtol=1e-5)
+
+
+def test_prepare_data_from_tsv_splits(tmp_path):
+    examples = corpus.generate_corpus(60, seed=3)
+    corpus.write_tsv(examples, tmp_path / "pairs.tsv")
+    loaded = corpus.load_tsv(tmp_path / "pairs.tsv")
+    splits = {"train": loaded[:40], "valid": loaded[40:50], "test": loaded[50:]}
+    config = {
+        **TINY,
+        "n_train": 40,
+        "n_valid": 10,
+        "n_test": 10,
+        "corpus_seed": 0,
+        "max_src_len": 16,
+        "max_tgt_len": 20,
+    }
+    data = prepare_data(config, splits)
+    for name, (kept, available) in data["kept"].items():
+        assert kept <= available == len(splits[name]) and kept > 0
+        assert data["arrays"][name]["src"].shape == (kept, 16)
+        assert data["arrays"][name]["tgt_in"].shape == (kept, 20)
+
+
+def test_bad_settings_raise():
+    with pytest.raises(ValueError, match="unknown"):
+        run_experiment(stepz=3)
+    with pytest.raises(ValueError, match="normaliser"):
+        ModelConfig(10, "relu")
+    with pytest.raises(ValueError, match="max_len"):
+        _tiny_model("softmax").encode(jnp.ones((1, 70), jnp.int32))
