@@ -1,0 +1,781 @@
+"""Sparse probability maps: sparsemax, 1.5-entmax and α-entmax, with closed-form derivatives.
+
+All maps solve, along one axis of ``x``,
+
+    entmax_α(z) = argmax_{p ∈ Δ}  pᵀz + H_α(p),
+    H_α(p) = 1/(α(α−1)) Σ_j (p_j − p_j^α)   (α ≠ 1),   H_1(p) = −Σ_j p_j log p_j,
+
+whose solution is ``p_i = [(α−1) z_i − τ]_+^{1/(α−1)}`` for the unique τ with Σ p = 1.
+α = 1 is softmax, α = 2 is sparsemax (Martins & Astudillo, 2016), α = 1.5 is the
+1.5-entmax of Peters, Niculae & Martins (2019); α → ∞ tends to argmax.
+
+Derivatives are closed-form rules (``jax.custom_jvp``), never the unrolled iterations:
+
+* with respect to z, for s_i = p_i^{2−α} on the support and 0 elsewhere,
+  ``∂p/∂z = diag(s) − s sᵀ / Σ_j s_j`` (Peters et al., 2019);
+* with respect to α, Proposition 1 of Correia, Niculae & Martins (2019), "Adaptively
+  Sparse Transformers", evaluated in a rearranged form that is exact at α = 1 and free
+  of cancellation near it (see :func:`_alpha_tangent`).
+
+Conventions shared by every public map here:
+
+* Any ``axis``; leading axes are batch axes. Input dtypes float16, bfloat16, float32
+  and float64; computation runs in at least float32 and the result has the input dtype.
+* ``-inf`` entries (attention masks) get exactly zero probability and zero gradient.
+  A slice that is entirely ``-inf`` returns all zeros with zero gradients (softmax
+  would return NaN there).
+* A slice containing NaN (or +inf) returns NaN in that slice only.
+* Non-float input raises ``TypeError``; a bad or empty ``axis`` raises ``ValueError``.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+import operator
+import re
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+from jax.custom_derivatives import SymbolicZero
+
+__all__ = ["sparsemax", "entmax15", "entmax_bisect", "tsallis_entmax", "softmax"]
+
+
+# ----------------------------------------------------------------------------------------
+# Input handling shared by all maps
+# ----------------------------------------------------------------------------------------
+
+
+def _prepare(x, axis):
+    """Validate ``x`` and ``axis``; return (x in compute dtype, moved to last axis), dtype, axis."""
+    x = jnp.asarray(x)
+    if not jnp.issubdtype(x.dtype, jnp.floating):
+        raise TypeError(
+            f"x must be a floating-point array, got dtype {x.dtype}; "
+            "cast it first, e.g. x.astype(jnp.float32)."
+        )
+    if x.ndim == 0:
+        raise ValueError("x must have at least one dimension (the axis to normalise over).")
+    try:
+        axis = operator.index(axis)
+    except TypeError:
+        raise TypeError(f"axis must be an integer, got {axis!r}.") from None
+    if not -x.ndim <= axis < x.ndim:
+        raise ValueError(f"axis={axis} is out of range for x with {x.ndim} dimensions.")
+    axis %= x.ndim
+    if x.shape[axis] == 0:
+        raise ValueError(f"axis={axis} of x is empty (shape {x.shape}); there is nothing to normalise.")
+    compute = jnp.promote_types(x.dtype, jnp.float32)
+    return jnp.moveaxis(x.astype(compute), axis, -1), x.dtype, axis
+
+
+def _finish(p, dtype, axis):
+    return jnp.moveaxis(p, -1, axis).astype(dtype)
+
+
+def _shift_and_mask(z):
+    """Subtract the row max; report rows that are entirely -inf and rows holding NaN/+inf.
+
+    Returns the shifted scores (a fully masked row is replaced by zeros so that no
+    NaN is ever formed), the fully-masked indicator and the invalid-row indicator.
+    """
+    all_masked = jnp.all(z == -jnp.inf, axis=-1, keepdims=True)
+    invalid = jnp.any(jnp.isnan(z) | (z == jnp.inf), axis=-1, keepdims=True)
+    z = jnp.where(all_masked | invalid, jnp.zeros_like(z), z)
+    z = z - jnp.max(z, axis=-1, keepdims=True)
+    return z, all_masked, invalid
+
+
+def _apply_row_rules(p, all_masked, invalid):
+    p = jnp.where(all_masked, jnp.zeros_like(p), p)
+    return jnp.where(invalid, jnp.full_like(p, jnp.nan), p)
+
+
+# ----------------------------------------------------------------------------------------
+# Derivative rules
+# ----------------------------------------------------------------------------------------
+
+
+def _support_weights(p, alpha):
+    """s_i = p_i^{2−α} on the support (p_i > 0), 0 elsewhere (masking *before* the power)."""
+    on = p > 0
+    if isinstance(alpha, float):
+        if alpha == 2.0:
+            return on.astype(p.dtype)
+        if alpha == 1.5:
+            return jnp.where(on, jnp.sqrt(jnp.where(on, p, 1.0)), 0.0)  # no NaN second derivatives
+        if alpha == 1.0:
+            return p
+    p_safe = jnp.where(on, p, 1.0)
+    return jnp.where(on, jnp.exp((2.0 - alpha) * jnp.log(p_safe)), 0.0)
+
+
+def _z_tangent(p, alpha, dz):
+    """JVP of entmax_α with respect to z: (diag(s) − s sᵀ/Σs) dz."""
+    s = _support_weights(p, alpha)
+    total = jnp.sum(s, axis=-1, keepdims=True)
+    total = jnp.where(total > 0, total, 1.0)
+    sdz = s * dz
+    return sdz - s * jnp.sum(sdz, axis=-1, keepdims=True) / total
+
+
+def _psi(u):
+    """ψ(u) = (eᵘ − 1 − u)/u², accurate for all u ≥ 0 (series below 0.5)."""
+    small = u < 0.5
+    us = jnp.where(small, u, 0.0)
+    series = jnp.zeros_like(u)
+    for k in range(8, -1, -1):  # Horner on Σ_k u^k/(k+2)!
+        series = series * us + 1.0 / math.factorial(k + 2)
+    ul = jnp.where(small, 1.0, u)
+    return jnp.where(small, series, (jnp.expm1(ul) - ul) / ul**2)
+
+
+def _alpha_tangent(p, alpha):
+    """∂p/∂α (Correia et al. 2019, Proposition 1), for any α ≥ 1 including α = 1.
+
+    Proposition 1 reads, with p̃ = s/Σs, h_i = −p_i log p_i and β = α − 1,
+
+        g_i = (p_i − p̃_i)/β² + (h_i − p̃_i Σ_j h_j)/β              (α > 1),
+        g_i = (h_i log p_i − p_i Σ_j h_j log p_j)/2                   (α = 1).
+
+    Both O(1/β) terms of the first line cancel as α → 1. Writing ℓ_i = −log p_i,
+    u_i = βℓ_i (so p_i^{−β} = e^{u_i}) and φ_i = (e^{u_i} − 1 − u_i)/β² = ℓ_i² ψ(u_i),
+    the same quantity is, exactly,
+
+        g_i = [ Φ (p_i + β h_i) − p_i φ_i (1 + β H) ] / Σ_j s_j,
+        Φ = Σ_j p_j φ_j,   H = Σ_j h_j,
+
+    which has no division by β and equals the α = 1 line at β = 0 (φ = ℓ²/2).
+    Off the support g_i = 0, and Σ_i g_i = 0.
+    """
+    beta = alpha - 1.0
+    on = p > 0
+    p_safe = jnp.where(on, p, 1.0)
+    ell = -jnp.log(p_safe)
+    u = beta * ell
+    s = jnp.where(on, jnp.exp(-(1.0 - beta) * ell), 0.0)  # p^{2−α}
+    h = jnp.where(on, p_safe * ell, 0.0)
+    phi_small = p_safe * ell**2 * _psi(jnp.where(u < 0.5, u, 0.0))
+    beta_safe = jnp.where(beta > 0, beta, 1.0)
+    phi_large = (s - p_safe - beta * h) / beta_safe**2
+    p_phi = jnp.where(on, jnp.where(u < 0.5, phi_small, phi_large), 0.0)
+    big_phi = jnp.sum(p_phi, axis=-1, keepdims=True)
+    big_h = jnp.sum(h, axis=-1, keepdims=True)
+    total = jnp.sum(s, axis=-1, keepdims=True)
+    total = jnp.where(total > 0, total, 1.0)
+    g = (big_phi * (p + beta * h) - p_phi * (1.0 + beta * big_h)) / total
+    return jnp.where(on, g, 0.0)
+
+
+# ----------------------------------------------------------------------------------------
+# Forward algorithms (last axis, compute dtype, no validation)
+# ----------------------------------------------------------------------------------------
+
+
+# The smallest β used in place of β = 0 inside the formulas below. It is a power of two, so
+# β·y and log1p(β·y) = β·y (exact at this size) and the division by β are all exact: at α = 1
+# the same code computes exp(y) bit for bit, without a per-entry branch. 1/β still fits float32.
+_BETA_FLOOR = 2.0**-100
+
+
+def _tsallis_exp(y, beta):
+    """[1 + β y]_+^{1/β}, the inverse of the Tsallis log; exp(y) at β = 0.
+
+    ``beta`` is a Python float (fixed α: integer exponents compile to multiplies) or an
+    array (learned α). Written with clamps instead of branches so that XLA keeps it in one
+    fused loop: an entry off the support has log1p(max(βy, −1)) = −inf, hence 0.
+    """
+    if isinstance(beta, float):
+        if beta == 0.0:
+            return jnp.exp(y)
+        inv = 1.0 / beta
+        if float(inv).is_integer() and inv <= 8:
+            return jax.lax.integer_pow(jnp.maximum(1.0 + beta * y, 0.0), int(inv))
+        # log1p(βy), not log(1 + βy): near α = 1 the rounding of 1 + βy would be amplified by 1/β.
+        return jnp.exp(jnp.log1p(jnp.maximum(beta * y, -1.0)) * inv)
+    beta = jnp.maximum(beta, _BETA_FLOOR)
+    return jnp.exp(jnp.log1p(jnp.maximum(beta * y, -1.0)) / beta)
+
+
+def _row_stats(z):
+    """Row max and the row flags of :func:`_shift_and_mask`, without writing a shifted copy of z.
+
+    Rows that are entirely -inf or hold NaN/+inf get max 0 (their result is replaced later).
+    Returns arrays of shape z.shape[:-1] + (1,).
+    """
+    row_max = jnp.max(z, axis=-1, keepdims=True)
+    all_masked = row_max == -jnp.inf
+    invalid = jnp.any(jnp.isnan(z), axis=-1, keepdims=True) | (row_max == jnp.inf)
+    return jnp.where(all_masked | invalid, 0.0, row_max), all_masked, invalid
+
+
+def _integer_exponent(beta):
+    """q = 1/β when β is a Python float with q a small integer (α = 2, 1.5, 4/3, …), else None."""
+    if isinstance(beta, float) and beta > 0 and float(1.0 / beta).is_integer() and 1.0 / beta <= 8:
+        return int(round(1.0 / beta))
+    return None
+
+
+def _threshold_sums(z, row_max, theta, beta):
+    """The three sums over a row that drive the threshold iteration, in one pass over z.
+
+    With u_i = [1 + β(z_i − max z − θ)]_+ and q = 1/β (so p_i = u_i^q):
+
+        F = Σ u^q (the mass, F(θ*) = 1),   D = Σ u^{q−1} = −dF/dθ,   E = Σ u^{q−2}
+
+    (d²F/dθ² = (1 − β) E; at α = 1.5, E = |S|, the size of the support). At β = 0, u = 1 and
+    u^q = exp(z − max z − θ). The sums are one reduction over a (…, 3, d) broadcast written
+    with clamps rather than branches, which XLA fuses into a single loop that never writes
+    u^q to memory (on CPU, writing a full-size intermediate costs as much as a whole pass).
+    Cost per entry and sum: a few multiplies for integer q ≤ 8, else a log1p and an exp.
+    """
+    y = (z - row_max) - theta
+    r = jnp.arange(3, dtype=z.dtype)[:, None]  # the three sums are Σ u^{q − r}, r = 0, 1, 2
+    q_int = _integer_exponent(beta)
+    if q_int is not None:
+        u = jnp.maximum(1.0 + beta * y, 0.0)
+        power = lambda k: jax.lax.integer_pow(u, k) if k >= 1 else jnp.sign(u)  # u^0 on the support
+        select = lambda k: (r == k).astype(z.dtype)
+        terms = (
+            select(0) * power(q_int)[..., None, :]
+            + select(1) * power(q_int - 1)[..., None, :]
+            + select(2) * power(max(q_int - 2, 0))[..., None, :]  # q = 1: E meets a factor 1 − β = 0
+        )
+    else:
+        if isinstance(beta, float):
+            b = max(beta, _BETA_FLOOR)
+            inv = 1.0 / b
+        else:
+            b = jnp.maximum(beta, _BETA_FLOOR)
+            inv = (1.0 / b)[..., None, :]
+        log_u = jnp.log1p(jnp.maximum(b * y, -1.0))[..., None, :]  # −inf off the support
+        # u^{q−r} = exp(q log u − r log u); the clamp keeps −inf − (−inf) out of the exponent.
+        terms = jnp.exp(inv * log_u - r * jnp.maximum(log_u, -80.0))
+    sums = jnp.sum(terms, axis=-1)
+    return sums[..., 0:1], sums[..., 1:2], sums[..., 2:3]
+
+
+def _newton_halley_steps(F, D, E, beta):
+    """Newton and Halley increments of θ for G(θ) = (F^β − 1)/β (= log F at β = 0).
+
+    G is F made nearly linear: exactly linear at β = 0 (G = logsumexp(z) − θ, so one Newton
+    step is exact for softmax) and on a one-entry support; convex for α ≤ 2 (an ℓ_q norm of
+    u, q ≥ 1), so Newton from the left never overshoots. With a = (1 − F^{−β})/β:
+    G' = −F^{β−1} D, G'' = (1 − β) F^{β−2} (F E − D²), and
+
+        Newton: Δ = a F / D,      Halley: Δ / (1 − (1 − β) a (F E − D²) / (2 D²)).
+    """
+    log_f = jnp.log(F)
+    b = beta if isinstance(beta, float) else jnp.maximum(beta, _BETA_FLOOR)
+    a = log_f if isinstance(beta, float) and beta == 0.0 else -jnp.expm1(-b * log_f) / b
+    newton = a * F / D
+    denom = 1.0 - (1.0 - beta) * a * (F * E - D * D) / (2.0 * D * D)
+    usable = denom > 0.25  # far from the root Halley's correction can blow up: keep Newton
+    halley = jnp.where(usable, newton / jnp.where(usable, denom, 1.0), newton)
+    return newton, halley
+
+
+def _exact_support_step(F, D, E, beta):
+    """θ increment that solves Σ_{i∈S} u_i(θ + Δ)^q = 1 on the current support S (α = 2, 1.5).
+
+    u_i shifts by t = βΔ. α = 2 (q = 1): Σ_S (u_i − t) = 1, t = (F − 1)/|S| with |S| = D —
+    the threshold of Michelot's algorithm. α = 1.5 (q = 2): Σ_S (u_i − t)² = 1 with
+    |S| = E, the smaller root t = (F − 1)/(D + sqrt(D² − |S|(F − 1))) (written without
+    cancellation): the formula of the sort-based 1.5-entmax of Peters et al. (2019), on S.
+    The result is the exact threshold iff S is the true support; from the left (F ≥ 1) no
+    entry can enter S, so it suffices that none leaves it, which the next evaluation sees
+    as F = 1. Returns Δ (NaN when the quadratic has no real root: S is then too large).
+    """
+    if beta == 1.0:
+        return (F - 1.0) / D
+    disc = D * D - E * (F - 1.0)
+    t = (F - 1.0) / (D + jnp.sqrt(jnp.maximum(disc, 0.0)))
+    return jnp.where(disc >= 0, t / beta, jnp.nan)
+
+
+# Steps taken on every row before the rows still running are gathered into a smaller batch
+# (at most 1/_TAIL_FRACTION of the rows) for the remaining steps: the cost of a step is the
+# same for a converged row as for a running one, and most rows converge within 4 steps.
+_FULL_STEPS = 4
+_TAIL_FRACTION = 16
+
+
+def _threshold_step(sums, beta, rows, eps, exact):
+    """One safeguarded Newton–Halley step for every row (see :func:`_entmax_threshold`).
+
+    ``sums(θ)`` returns F, D, E of :func:`_threshold_sums` at θ; ``rows`` holds, per row,
+    θ, the mass at θ once converged, the best evaluated θ and its mass, the bracket, the
+    stop flag and the last two step sizes. Shared by the XLA loop and the Pallas kernel.
+    """
+    theta, mass, best, mass_best, lo, hi, done, step_before_last, last_step = rows
+    F, D, E = sums(theta)
+    better = jnp.abs(F - 1.0) < jnp.abs(mass_best - 1.0)
+    best, mass_best = jnp.where(better, theta, best), jnp.where(better, F, mass_best)
+    # F = 1 up to rounding, including what one unit in the last place of θ changes.
+    converged = jnp.abs(F - 1.0) <= 4 * eps + 2 * eps * D * jnp.abs(theta)
+    above = F >= 1.0
+    lo = jnp.where(above, theta, lo)
+    hi = jnp.where(above, hi, theta)
+    newton, halley = _newton_halley_steps(F, D, E, beta)
+    inside = lambda c: (c > lo) & (c < hi)
+    halley_ok = (beta <= 1.0) & inside(theta + halley)
+    halving = 2 * jnp.abs(newton) <= jnp.abs(step_before_last)
+    newton_ok = inside(theta + newton) & ((beta <= 1.0) | halving)
+    new = jnp.where(halley_ok, theta + halley, jnp.where(newton_ok, theta + newton, 0.5 * (lo + hi)))
+    if exact:
+        candidate = theta + _exact_support_step(F, D, E, beta)
+        new = jnp.where(above & (candidate > lo) & (candidate < hi), candidate, new)
+    converged = converged | (new == theta)  # nothing left to gain at the resolution of θ
+    stop = done | converged
+    return (
+        jnp.where(stop, theta, new),
+        jnp.where(done, mass, F),
+        best,
+        mass_best,
+        lo,
+        hi,
+        stop,
+        last_step,
+        jnp.where(stop, 0.0, new - theta),
+    )
+
+
+def _initial_rows(beta, d, skip, dtype):
+    """Per-row starting state of :func:`_threshold_step` for rows of length d.
+
+    The bracket is θ ∈ [0, (1 − d^{−β})/β] (log d at β = 0), widened by a little rounding
+    because uniform rows sit exactly on its upper end. Rows flagged in ``skip`` (all -inf,
+    NaN) start stopped. θ starts mid-bracket (one free halving; most rows then need 3–4
+    steps), except at α = 2, whose exact steps (Michelot's) approach monotonically from 0.
+    """
+    log_d = math.log(d)
+    if isinstance(beta, float):
+        hi = jnp.full(skip.shape, log_d if beta == 0.0 else -math.expm1(-beta * log_d) / beta, dtype)
+    else:
+        b = jnp.maximum(beta, _BETA_FLOOR)
+        hi = jnp.broadcast_to(-jnp.expm1(-b * log_d) / b, skip.shape).astype(dtype)
+    eps = float(jnp.finfo(dtype).eps)
+    hi = hi * (1.0 + 8 * eps) + 8 * eps
+    lo = jnp.zeros_like(hi)
+    never = jnp.full_like(hi, jnp.inf)
+    start = lo if isinstance(beta, float) and beta == 1.0 else 0.5 * hi
+    return (start, jnp.ones_like(hi), lo, never, lo, hi, skip, never, never)
+
+
+def _iterate_threshold(z, row_max, beta, rows, first_step, max_steps, eps, exact):
+    """Steps until every row has stopped or the step count reaches ``max_steps``."""
+
+    sums = lambda theta: _threshold_sums(z, row_max, theta, beta)
+
+    def body(carry):
+        i, rows = carry
+        return i + 1, _threshold_step(sums, beta, rows, eps, exact)
+
+    def running(carry):
+        i, rows = carry
+        return (i < max_steps) & ~jnp.all(rows[6])
+
+    return jax.lax.while_loop(running, body, (first_step, rows))
+
+
+def _entmax_threshold(z, beta, n_iter):
+    """The rescaled threshold θ of α-entmax along the last axis, by safeguarded Newton–Halley.
+
+    f(θ) = Σ_i [1 + β(z_i − max z − θ)]_+^{1/β} − 1 is non-increasing in θ with its root in
+    [0, (1 − d^{−β})/β] (the bisection bracket). Starting mid-bracket (at 0 for α = 2), each
+    step evaluates F, D, E at θ (one pass), stops the row if F = 1 to within rounding, shrinks
+    the bracket with the sign of F − 1, and moves to the first of these that stays inside:
+    Halley's point (α ≤ 2), Newton's point (for α > 2 only while the steps at least halve,
+    as in Numerical Recipes' rtsafe), the bracket midpoint. For a fixed α of 2 or 1.5 a step
+    from the left goes instead to the exact threshold of the current support
+    (:func:`_exact_support_step`); once that support is right, the next evaluation finds
+    F = 1 and the threshold is exact.
+
+    After ``_FULL_STEPS`` steps the rows still running (usually a few per cent) continue in a
+    gathered batch of at most 1/``_TAIL_FRACTION`` of the rows, and any left after that on the
+    full batch. A row still running after ``n_iter`` steps falls back to its evaluated point
+    with F closest to 1 (the bisection fallback alone gains one bit per step).
+
+    Returns θ, the mass F = Σ p at θ (to normalise p without another pass), the row max, the
+    all-masked and invalid row flags, and the number of steps taken by the slowest row.
+    """
+    row_max, all_masked, invalid = _row_stats(z)
+    if not isinstance(beta, float):
+        invalid = invalid | jnp.isnan(beta)  # a traced NaN α gives NaN, not a silent answer
+    batch, d = z.shape[:-1], z.shape[-1]
+    n_rows = math.prod(batch)
+    if isinstance(beta, float):
+        beta_rows = beta
+    else:
+        beta_rows = jnp.broadcast_to(beta, batch + (1,)).reshape(n_rows, 1)
+    eps = float(jnp.finfo(z.dtype).eps)
+    exact = isinstance(beta, float) and beta in (0.5, 1.0)
+    flat = lambda a: a.reshape(n_rows, a.shape[-1])
+    z_rows, max_rows = flat(z), flat(row_max)
+    rows = _initial_rows(beta_rows, d, flat(all_masked | invalid), z.dtype)
+    first = min(n_iter, _FULL_STEPS)
+    steps, rows = _iterate_threshold(z_rows, max_rows, beta_rows, rows, 0, first, eps, exact)
+
+    tail = n_rows // _TAIL_FRACTION
+    if tail >= 1 and n_iter > _FULL_STEPS:
+        running = ~rows[6][:, 0]
+        (index,) = jnp.nonzero(running, size=tail, fill_value=0)
+        taken = jnp.arange(tail) < jnp.sum(running)
+        gather = lambda a: a[index]
+        sub = tuple(gather(a) for a in rows)
+        sub = sub[:6] + (sub[6] | ~taken[:, None],) + sub[7:]
+        sub_beta = beta_rows if isinstance(beta_rows, float) else gather(beta_rows)
+        tail_steps, sub = _iterate_threshold(
+            gather(z_rows), gather(max_rows), sub_beta, sub, steps, n_iter, eps, exact
+        )
+        target = jnp.where(taken, index, n_rows)  # out of range: dropped
+        rows = tuple(a.at[target].set(s, mode="drop") for a, s in zip(rows, sub, strict=True))
+    else:
+        tail_steps = steps
+    # Whatever is still running (none, usually: then this loop takes no step) goes on in full.
+    last_steps, rows = _iterate_threshold(z_rows, max_rows, beta_rows, rows, steps, n_iter, eps, exact)
+    steps = jnp.maximum(tail_steps, last_steps)
+
+    theta, mass, best, mass_best, _, _, done, _, _ = rows
+    theta = jnp.where(done, theta, best).reshape(batch + (1,))
+    mass = jnp.where(done, mass, mass_best).reshape(batch + (1,))
+    return theta, mass, row_max, all_masked, invalid, steps
+
+
+def _bisect_forward(z, beta, n_iter):
+    """α-entmax along the last axis: the threshold by safeguarded Newton–Halley, then p.
+
+    With τ = βθ − 1 + β·max(z), the closed form becomes p_i = [1 + β(z_i − max z − θ)]_+^{1/β},
+    which tends to exp(z_i − max z − θ) as β → 0: one formula for all α ≥ 1. θ and the mass
+    Σ p at θ come from :func:`_entmax_threshold` (≤ ``n_iter`` steps inside the bisection
+    bracket θ ∈ [0, (1 − d^{−β})/β]); dividing by that mass only corrects rounding once θ
+    has converged. Cost: a few passes over z (see :func:`_threshold_sums`) and one to write p.
+    On a GPU the same iteration runs in one fused Pallas kernel when it applies
+    (:mod:`entmax_lib.pallas_kernel`: one read of z, one write of p).
+    """
+    if jax.default_backend() == "gpu":
+        from entmax_lib import pallas_kernel  # imported here: CPU users never load Pallas
+
+        fused = pallas_kernel.maybe_entmax_forward(z, beta, n_iter)
+        if fused is not None:
+            return fused
+    theta, mass, row_max, all_masked, invalid, _ = _entmax_threshold(z, beta, n_iter)
+    p = _tsallis_exp((z - row_max) - theta, beta) * (1.0 / mass)
+    return _apply_row_rules(p, all_masked, invalid)
+
+
+def _sparsemax_forward(z):
+    """Exact sparsemax: k* = max{k : 1 + k z_(k) > Σ_{j≤k} z_(j)}, τ = (c_{k*} − 1)/k*."""
+    z, all_masked, invalid = _shift_and_mask(z)
+    z_sorted = -jnp.sort(-z, axis=-1)
+    cumsum = jnp.cumsum(z_sorted, axis=-1)
+    k = jnp.arange(1, z.shape[-1] + 1, dtype=z.dtype)
+    support = jnp.sum(1.0 + k * z_sorted > cumsum, axis=-1, keepdims=True)
+    idx = jnp.maximum(support - 1, 0)
+    tau = (jnp.take_along_axis(cumsum, idx, axis=-1) - 1.0) / jnp.maximum(support, 1).astype(z.dtype)
+    p = jnp.maximum(z - tau, 0.0)
+    return _apply_row_rules(p, all_masked, invalid)
+
+
+def _entmax15_forward(z):
+    """Exact 1.5-entmax (Peters et al. 2019, Algorithm 2), sort-based."""
+    z, all_masked, invalid = _shift_and_mask(z)
+    z = z / 2.0
+    z_sorted = -jnp.sort(-z, axis=-1)
+    k = jnp.arange(1, z.shape[-1] + 1, dtype=z.dtype)
+    finite = jnp.isfinite(z_sorted)
+    zs = jnp.where(finite, z_sorted, 0.0)
+    mean = jnp.cumsum(zs, axis=-1) / k
+    mean_sq = jnp.cumsum(zs**2, axis=-1) / k
+    ss = k * (mean_sq - mean**2)
+    delta = jnp.maximum((1.0 - ss) / k, 0.0)
+    tau = mean - jnp.sqrt(delta)
+    support = jnp.sum((tau <= z_sorted) & finite, axis=-1, keepdims=True)
+    idx = jnp.maximum(support - 1, 0)
+    tau_star = jnp.take_along_axis(tau, idx, axis=-1)
+    p = jnp.maximum(z - tau_star, 0.0) ** 2
+    return _apply_row_rules(p, all_masked, invalid)
+
+
+# ----------------------------------------------------------------------------------------
+# custom_jvp wrappers (last axis, compute dtype)
+# ----------------------------------------------------------------------------------------
+
+
+def _fixed_alpha_map(forward, alpha):
+    f = jax.custom_jvp(forward)
+
+    @f.defjvp
+    def _jvp(primals, tangents):
+        (z,), (dz,) = primals, tangents
+        p = f(z)
+        return p, _z_tangent(p, alpha, dz)
+
+    return f
+
+
+_sparsemax_last = _fixed_alpha_map(_sparsemax_forward, 2.0)
+_entmax15_last = _fixed_alpha_map(_entmax15_forward, 1.5)
+
+
+@functools.partial(jax.custom_jvp, nondiff_argnums=(1, 2))
+def _entmax_fixed_last(z, alpha, n_iter):
+    return _bisect_forward(z, alpha - 1.0, n_iter)
+
+
+@_entmax_fixed_last.defjvp
+def _entmax_fixed_jvp(alpha, n_iter, primals, tangents):
+    (z,), (dz,) = primals, tangents
+    p = _entmax_fixed_last(z, alpha, n_iter)
+    return p, _z_tangent(p, alpha, dz)
+
+
+@functools.partial(jax.custom_jvp, nondiff_argnums=(2,))
+def _entmax_learned_last(z, alpha, n_iter):
+    return _bisect_forward(z, alpha - 1.0, n_iter)
+
+
+def _entmax_learned_jvp(n_iter, primals, tangents):
+    (z, alpha), (dz, dalpha) = primals, tangents
+    p = _entmax_learned_last(z, alpha, n_iter)
+    dp = jnp.zeros_like(p)
+    if not isinstance(dz, SymbolicZero):
+        dp = dp + _z_tangent(p, alpha, dz)
+    if not isinstance(dalpha, SymbolicZero):
+        dp = dp + _alpha_tangent(p, alpha) * dalpha
+    return p, dp
+
+
+_entmax_learned_last.defjvp(_entmax_learned_jvp, symbolic_zeros=True)
+
+
+def _softmax_last(z):
+    z, all_masked, invalid = _shift_and_mask(z)
+    e = jnp.exp(z)
+    return _apply_row_rules(e / jnp.sum(e, axis=-1, keepdims=True), all_masked, invalid)
+
+
+_softmax_masked_last = _fixed_alpha_map(_softmax_last, 1.0)
+
+
+# ----------------------------------------------------------------------------------------
+# Public API
+# ----------------------------------------------------------------------------------------
+
+
+def softmax(x, axis=-1):
+    """Softmax (α = 1) with the same mask and dtype conventions as the sparse maps.
+
+    Identical to ``jax.nn.softmax`` except that a slice which is entirely ``-inf``
+    returns zeros (not NaN), with zero gradient.
+
+    Args:
+      x: floating-point array of scores.
+      axis: the axis to normalise over.
+
+    Returns:
+      An array of the shape and dtype of ``x``, non-negative, summing to one along ``axis``.
+    """
+    z, dtype, axis = _prepare(x, axis)
+    return _finish(_softmax_masked_last(z), dtype, axis)
+
+
+def sparsemax(x, axis=-1):
+    """Sparsemax (Martins & Astudillo, 2016): the Euclidean projection onto the simplex.
+
+        sparsemax(z) = argmin_{p ∈ Δ} ‖p − z‖²  =  [z − τ]_+ ,
+
+    with τ found exactly by sorting: for z sorted in decreasing order and c_k its
+    cumulative sums, k* = max{k : 1 + k z_(k) > c_k} and τ = (c_{k*} − 1)/k*.
+    This is α-entmax at α = 2. Cost: one sort, O(d log d) per slice.
+
+    The Jacobian is ``diag(s) − s sᵀ/|S|`` with s the support indicator.
+
+    Args:
+      x: floating-point array of scores (float16, bfloat16, float32 or float64).
+      axis: the axis to normalise over.
+
+    Returns:
+      Array of the shape and dtype of ``x``: non-negative, sums to one along ``axis``,
+      with exact zeros outside the support. ``-inf`` entries get 0; an all ``-inf``
+      slice returns zeros; a slice with NaN returns NaN.
+
+    Raises:
+      TypeError: ``x`` is not a floating-point array.
+      ValueError: ``axis`` is out of range or the axis is empty.
+    """
+    z, dtype, axis = _prepare(x, axis)
+    return _finish(_sparsemax_last(z), dtype, axis)
+
+
+def entmax15(x, axis=-1):
+    """1.5-entmax (Peters, Niculae & Martins, 2019), exact and sort-based.
+
+        entmax15(z) = [z/2 − τ]_+² ,   Σ p = 1.
+
+    With z ← (z − max z)/2 sorted in decreasing order, each prefix k has mean μ_k,
+    ss_k = Σ_{j≤k} (z_(j) − μ_k)² and candidate τ_k = μ_k − sqrt(max((1 − ss_k)/k, 0));
+    the support size is #{k : τ_k ≤ z_(k)}. Cost: one sort per slice.
+
+    The Jacobian is ``diag(s) − s sᵀ/Σs`` with s = sqrt(p).
+
+    Args:
+      x: floating-point array of scores (float16, bfloat16, float32 or float64).
+      axis: the axis to normalise over.
+
+    Returns:
+      Array of the shape and dtype of ``x``; same mask/NaN conventions as :func:`sparsemax`.
+
+    Raises:
+      TypeError: ``x`` is not a floating-point array.
+      ValueError: ``axis`` is out of range or the axis is empty.
+    """
+    z, dtype, axis = _prepare(x, axis)
+    return _finish(_entmax15_last(z), dtype, axis)
+
+
+def _default_n_iter(compute_dtype):
+    # A cap: each halving gains one bit of τ, so even the bisection fallback alone reaches
+    # float32 resolution in 25 steps and float64 in 54; Newton–Halley stops far earlier.
+    return 54 if compute_dtype == jnp.float64 else 25
+
+
+def _check_alpha_value(alpha_np):
+    if not np.all(np.isfinite(alpha_np)):
+        raise ValueError(f"alpha must be finite, got {alpha_np!r}.")
+    if np.any(alpha_np < 1):
+        raise ValueError(
+            f"alpha must be >= 1 (α = 1 is softmax, α = 2 sparsemax), got min {alpha_np.min()!r}."
+        )
+
+
+def _broadcast_alpha(alpha, x_shape, axis, compute):
+    """Return α with shape x.shape[:-1] + (1,) in moved-axis layout (x's axis moved last)."""
+    alpha = jnp.asarray(alpha)
+    if not jnp.issubdtype(alpha.dtype, jnp.floating) and not jnp.issubdtype(alpha.dtype, jnp.integer):
+        raise TypeError(f"alpha must be a real number or array, got dtype {alpha.dtype}.")
+    ndim = len(x_shape)
+    if alpha.ndim > ndim:
+        raise ValueError(f"alpha has shape {alpha.shape}, more dimensions than x {tuple(x_shape)}.")
+    padded = (1,) * (ndim - alpha.ndim) + tuple(alpha.shape)
+    if padded[axis] != 1:
+        raise ValueError(
+            f"alpha with shape {alpha.shape} must have size 1 along axis {axis} of x "
+            f"(shape {tuple(x_shape)}): one α per slice, not per entry."
+        )
+    try:
+        np.broadcast_shapes(padded, tuple(x_shape))
+    except ValueError:
+        raise ValueError(
+            f"alpha with shape {alpha.shape} does not broadcast against x with shape {tuple(x_shape)}."
+        ) from None
+    alpha = alpha.reshape(padded).astype(compute)
+    alpha = jnp.moveaxis(alpha, axis, -1)
+    moved = tuple(np.delete(np.array(x_shape), axis)) + (1,)
+    return jnp.broadcast_to(alpha, moved)
+
+
+def entmax_bisect(x, alpha=1.5, axis=-1, n_iter=None):
+    """α-entmax for any α ≥ 1 (Peters et al. 2019; Correia et al. 2019), by a safeguarded root search.
+
+        entmax_α(z) = argmax_{p ∈ Δ} pᵀz + H_α(p),   p_i = [(α−1) z_i − τ]_+^{1/(α−1)}.
+
+    τ is found inside the bisection bracket [max(x) − 1, max(x) − d^{1−α}] (x = (α−1) z,
+    d = size of ``axis``) by Halley/Newton steps that are kept inside the bracket (else it
+    is halved), typically 3–5 passes over each slice instead of 25 halvings; at α = 2 and
+    1.5 (Python numbers) the threshold of the current support is solved in closed form, as
+    in the sort-based algorithms, which makes the result exact. p is then normalised.
+    Internally the threshold is rescaled (θ = (τ + 1)/(α − 1) up to the max shift) so
+    that the same formula reduces to ``exp`` at α = 1: ``alpha=1`` returns softmax, also
+    for an α traced inside ``jit``. On a GPU, rows of at most 4096 entries are handled by
+    one fused Pallas kernel (``entmax_lib.pallas_kernel``).
+
+    Differentiable with respect to ``x`` and ``alpha`` through closed-form rules
+    (``jax.custom_jvp``; works with ``grad``, ``jacfwd``, ``jacrev``, ``vmap``, ``jit``):
+    ∂p/∂z = diag(s) − s sᵀ/Σs with s = p^{2−α} on the support, and ∂p/∂α from
+    Proposition 1 of Correia et al. (2019), including its α = 1 limit. When ``alpha``
+    is broadcast against ``x`` its cotangent is summed back to ``alpha``'s shape.
+
+    Args:
+      x: floating-point array of scores (float16, bfloat16, float32 or float64).
+      alpha: a Python number (fixed α; integer exponents 1/(α−1) compile to multiplies)
+        or an array broadcastable against ``x`` with size 1 along ``axis`` (one α per
+        head, per row, ...). Concrete values must be finite and ≥ 1 (``ValueError``
+        otherwise). A *traced* α cannot be checked: values below 1 are clamped to 1
+        (softmax, zero α-gradient) and NaN gives NaN; keep it ≥ 1, e.g. with
+        α = 1 + sigmoid(a) as the Adaptively Sparse Transformer does.
+      axis: the axis to normalise over.
+      n_iter: the most steps of the root search per slice (a Halley/Newton step, or a
+        halving of the bracket where those would leave it); default 25 for float32
+        computation (float16/bfloat16/float32 inputs) and 54 for float64, enough for
+        halvings alone to reach full precision.
+
+    Returns:
+      Array of the shape and dtype of ``x``: non-negative, sums to one along ``axis``.
+      ``-inf`` entries get exactly 0; an all ``-inf`` slice returns zeros with zero
+      gradients; a slice containing NaN or +inf returns NaN.
+
+    Raises:
+      TypeError: non-float ``x`` or non-numeric ``alpha``.
+      ValueError: bad ``axis``, empty axis, α < 1 or non-finite, α of the wrong shape,
+        ``n_iter`` < 1.
+    """
+    z, dtype, axis_ = _prepare(x, axis)
+    if n_iter is None:
+        n_iter = _default_n_iter(z.dtype)
+    try:
+        n_iter = operator.index(n_iter)
+    except TypeError:
+        raise TypeError(f"n_iter must be an integer, got {n_iter!r}.") from None
+    if n_iter < 1:
+        raise ValueError(f"n_iter must be >= 1, got {n_iter}.")
+
+    if isinstance(alpha, (int, float, np.integer, np.floating)) and not isinstance(alpha, bool):
+        alpha = float(alpha)
+        _check_alpha_value(np.asarray(alpha))
+        if alpha == 1.0:
+            return _finish(_softmax_masked_last(z), dtype, axis_)
+        return _finish(_entmax_fixed_last(z, alpha, n_iter), dtype, axis_)
+
+    try:
+        alpha_np = np.asarray(alpha)
+    except (jax.errors.TracerArrayConversionError, jax.errors.ConcretizationTypeError):
+        alpha_np = None  # traced: checked by the caller (see Args)
+    except (TypeError, ValueError):
+        raise TypeError(f"alpha must be a real number or an array of them, got {alpha!r}.") from None
+    if alpha_np is not None:
+        numeric = np.issubdtype(alpha_np.dtype, np.floating) or np.issubdtype(alpha_np.dtype, np.integer)
+        if not numeric or alpha_np.dtype == np.bool_:
+            raise TypeError(f"alpha must be a real number or an array of them, got {alpha!r}.")
+        _check_alpha_value(alpha_np.astype(np.float64))
+    x_shape = jnp.shape(x)
+    a = _broadcast_alpha(alpha, x_shape, axis_, z.dtype)
+    # Not jnp.maximum: at a tie it splits the derivative in half, and α = 1 is a tie.
+    a = jnp.where(a < 1.0, jnp.ones_like(a), a)
+    return _finish(_entmax_learned_last(z, a, n_iter), dtype, axis_)
+
+
+def tsallis_entmax(scores, q, axis=-1, num_iters=25):
+    """Tsallis entmax with entropic index q: the same map as :func:`entmax_bisect`.
+
+    ``tsallis_entmax(scores, q)`` = entmax_q(scores); q = 1 is softmax, q = 2 sparsemax.
+    The spelling of the "sparse self-attention" toy, so that its snippet runs as-is with
+    ``entmax_lib`` in place of its library. See :func:`entmax_bisect` for the math,
+    derivatives and input rules.
+
+    Args:
+      scores: floating-point array of scores.
+      q: entropic index, a Python number or an array with size 1 along ``axis``.
+      axis: the axis to normalise over.
+      num_iters: the most steps of the threshold search (``n_iter`` of :func:`entmax_bisect`).
+    """
+    try:
+        return entmax_bisect(scores, alpha=q, axis=axis, n_iter=num_iters)
+    except (TypeError, ValueError) as err:
+        # Name this function's arguments, not entmax_bisect's, in the message.
+        message = str(err)
+        for old, new in ((r"\balpha\b", "q"), (r"\bn_iter\b", "num_iters"), (r"\bx\b", "scores")):
+            message = re.sub(old, new, message)
+        raise type(err)(message) from None

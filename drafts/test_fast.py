@@ -1,0 +1,251 @@
+"""Tests of the fast α-entmax forward (issue 6): accuracy, exactness, step counts, the kernel.
+
+The forward of ``entmax_bisect`` is a safeguarded Newton–Halley iteration on the threshold
+(:func:`entmax_lib.entmax._entmax_threshold`) instead of 25 bisection halvings, with exact
+support thresholds at α = 1.5 and 2, and a fused Pallas kernel on GPU
+(:mod:`entmax_lib.pallas_kernel`, checked here in Pallas' interpret mode on CPU).
+References are conftest's float64 NumPy bisection (200 halvings) and the sort-based maps.
+
+Rows of many kinds and α share one compilation by carrying one α per row.
+"""
+
+import warnings
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+from conftest import np_entmax, well_separated
+
+from entmax_lib import entmax as entmax_module
+from entmax_lib import entmax15, entmax_bisect, pallas_kernel, sparsemax
+
+ALPHAS = [1.0, 1.01, 1.2, 1.5, 1.7, 2.0]
+
+learned = jax.jit(entmax_bisect, static_argnames=("axis", "n_iter"))
+fixed = jax.jit(entmax_bisect, static_argnames=("alpha", "axis", "n_iter"))
+
+
+def row_kinds(rng, d):
+    """Rows that stress the iteration: spread, peaked, flat, tied, masked."""
+    rows = {
+        "randn": rng.standard_normal(d),
+        "wide": 3.0 * rng.standard_normal(d),
+        "narrow": 0.1 * rng.standard_normal(d),
+        "peaked": np.r_[12.0, rng.standard_normal(d - 1)],
+        "flat": np.full(d, 0.7),
+        "ties": np.round(rng.standard_normal(d)),
+        "masked": np.where(rng.random(d) < 0.6, -np.inf, rng.standard_normal(d)),
+        "one_left": np.r_[1.5, np.full(d - 1, -np.inf)],
+    }
+    rows["masked"][0] = 0.25  # keep one finite entry
+    return rows
+
+
+def float32_rows(d, alphas, seed=0):
+    """Every row kind at every α: scores (float32) and α, one row each."""
+    rng = np.random.default_rng(seed)
+    kinds = row_kinds(rng, d)
+    z = np.stack([row for _ in alphas for row in kinds.values()]).astype(np.float32)
+    alpha = np.repeat(np.asarray(alphas, np.float32), len(kinds))[:, None]
+    return z, alpha
+
+
+def separated_rows(rng, n_rows, d, alpha):
+    """Rows drawn one at a time by conftest's ``well_separated`` (margin 0.05 from a support change)."""
+    return np.concatenate([well_separated(rng, (1, d), alpha) for _ in range(n_rows)])
+
+
+# ----------------------------------------------------------------------------------------
+# Accuracy in float32 against a float64 reference
+# ----------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("d", [1, 2, 7, 512, 4096])
+def test_float32_error_below_1e6_learned_alpha(d):
+    z, alpha = float32_rows(d, ALPHAS)
+    p = learned(jnp.asarray(z), jnp.asarray(alpha))
+    want = np_entmax(z.astype(np.float64), alpha.astype(np.float64))
+    assert p.dtype == jnp.float32
+    np.testing.assert_allclose(np.asarray(p, np.float64), want, rtol=0, atol=1e-6)
+
+
+@pytest.mark.parametrize("alpha", [1.01, 1.2, 1.5, 1.7, 2.0])
+def test_float32_error_below_1e6_fixed_alpha(alpha):
+    for d in (7, 512):
+        z, _ = float32_rows(d, [alpha], seed=d)
+        p = fixed(jnp.asarray(z), alpha=alpha)
+        want = np_entmax(z.astype(np.float64), alpha)
+        np.testing.assert_allclose(np.asarray(p, np.float64), want, rtol=0, atol=1e-6)
+
+
+def test_float32_alpha_3_on_well_conditioned_rows():
+    """α = 3: p = u^{1/2} is infinitely steep at the threshold, so float32 rounding of u near 0
+    costs up to sqrt(eps) ≈ 3e-4 in p — for any float32 method. Rows that keep a margin from
+    every support change are conditioned like the others and meet the same 1e-6.
+    """
+    z = separated_rows(np.random.default_rng(3), 16, 12, 3.0).astype(np.float32)
+    want = np_entmax(z.astype(np.float64), 3.0)
+    for p in (fixed(jnp.asarray(z), alpha=3.0), learned(jnp.asarray(z), jnp.full((16, 1), 3.0))):
+        np.testing.assert_allclose(np.asarray(p, np.float64), want, rtol=0, atol=1e-6)
+
+
+def test_float64_reaches_float64_precision():
+    z, alpha = float32_rows(64, ALPHAS, seed=5)
+    z = z.astype(np.float64) + 1e-3 * np.random.default_rng(6).standard_normal(z.shape)
+    p = learned(jnp.asarray(z), jnp.asarray(alpha, np.float64))
+    np.testing.assert_allclose(p, np_entmax(z, alpha.astype(np.float64)), rtol=0, atol=1e-13)
+
+
+# ----------------------------------------------------------------------------------------
+# Exact thresholds at α = 1.5 and α = 2
+# ----------------------------------------------------------------------------------------
+
+
+def test_fixed_15_and_2_are_the_exact_sort_based_maps():
+    """The support threshold is solved in closed form, so float64 agrees with sorting to rounding."""
+    z = np.random.default_rng(7).standard_normal((64, 50))
+    np.testing.assert_allclose(fixed(z, alpha=1.5), entmax15(z), rtol=0, atol=5e-15)
+    np.testing.assert_allclose(fixed(z, alpha=2.0), sparsemax(z), rtol=0, atol=5e-15)
+
+
+def test_exact_support_step_solves_the_support_in_one_step():
+    """From any θ left of the root with the right support, one exact step lands on τ*."""
+    z = jnp.asarray(np.random.default_rng(8).standard_normal((16, 30)))
+    for alpha, reference in ((1.5, entmax15), (2.0, sparsemax)):
+        beta = alpha - 1.0
+        p = reference(z)
+        row_max = jnp.max(z, axis=-1, keepdims=True)
+        # θ* from the largest entry: p_max = (1 − βθ*)^{1/β}; step from slightly left of it.
+        theta_star = (1.0 - jnp.max(p, axis=-1, keepdims=True) ** beta) / beta
+        F, D, E = entmax_module._threshold_sums(z, row_max, theta_star - 1e-9, beta)
+        step = entmax_module._exact_support_step(F, D, E, beta)
+        np.testing.assert_allclose(theta_star - 1e-9 + step, theta_star, rtol=0, atol=1e-14)
+
+
+# ----------------------------------------------------------------------------------------
+# Step counts: the point of Newton–Halley
+# ----------------------------------------------------------------------------------------
+
+
+def steps_taken(z, beta, n_iter=25):
+    return int(jax.jit(lambda z: entmax_module._entmax_threshold(z, beta, n_iter)[-1])(z))
+
+
+def test_far_fewer_steps_than_bisection():
+    """25 halvings reach float32 resolution; Newton–Halley needs a handful on typical rows."""
+    rng = np.random.default_rng(9)
+    z = jnp.asarray(rng.standard_normal((256, 512)), jnp.float32)
+    alpha = jnp.asarray(1.0 + rng.uniform(0.01, 1.0, (256, 1)), jnp.float32)
+    assert steps_taken(z, alpha - 1.0) <= 7
+    assert steps_taken(z, 0.5) <= 6
+    assert steps_taken(z, 1.0) <= 8  # α = 2: Michelot's exact steps, monotone from the left
+
+
+def test_softmax_rows_take_one_newton_step_then_stop():
+    """At β = 0, G(θ) = logsumexp(z) − θ is linear: the first step is exact, the second confirms."""
+    z = jnp.asarray(np.random.default_rng(10).standard_normal((64, 300)), jnp.float32)
+    assert steps_taken(z, jnp.zeros((64, 1), jnp.float32)) <= 2
+
+
+def test_step_cap_and_a_valid_distribution_with_one_step():
+    z = jnp.asarray(np.random.default_rng(11).standard_normal((32, 64)), jnp.float32)
+    alpha = jnp.full((32, 1), 1.3, jnp.float32)
+    assert steps_taken(z, alpha - 1.0, n_iter=1) == 1
+    p = learned(z, alpha, n_iter=1)
+    assert np.all(np.asarray(p) >= 0)
+    np.testing.assert_allclose(np.sum(p, -1), 1.0, atol=1e-5)
+    # One step is not converged: the cap is real (25 steps are, to float32).
+    want = np_entmax(np.asarray(z, np.float64), 1.3)
+    assert np.abs(np.asarray(p, np.float64) - want).max() > 1e-4
+    assert np.abs(np.asarray(learned(z, alpha), np.float64) - want).max() < 1e-6
+
+
+def test_slow_rows_finish_in_the_gathered_tail_and_in_full():
+    """Rows still running after the full-batch steps continue in a smaller gathered batch, and
+    when there are more of them than it holds, in the full batch: both must give the answer.
+    """
+    rng = np.random.default_rng(12)
+    easy = rng.standard_normal((60, 512))
+    slow = 0.1 * rng.standard_normal((4, 512))  # narrow rows take Michelot many steps at α = 2
+    for z in (np.concatenate([easy, slow]), np.concatenate([easy[:8], np.tile(slow, (14, 1))])):
+        z = z.astype(np.float32)
+        p = fixed(jnp.asarray(z), alpha=2.0)
+        assert steps_taken(jnp.asarray(z), 1.0) > entmax_module._FULL_STEPS
+        np.testing.assert_allclose(np.asarray(p, np.float64), np_entmax(z.astype(np.float64), 2.0), atol=1e-6)
+
+
+def test_gathered_tail_under_vmap():
+    """jnp.nonzero and the gather/scatter of running rows must batch correctly under vmap."""
+    rng = np.random.default_rng(16)
+    z = np.concatenate([rng.standard_normal((3, 40, 64)), 0.1 * rng.standard_normal((3, 4, 64))], axis=1)
+    z = z.astype(np.float32)
+    alpha = np.repeat(np.array([2.0, 1.5, 1.2], np.float32), 44).reshape(3, 44, 1)
+    p = jax.jit(jax.vmap(lambda z, a: entmax_bisect(z, a)))(z, alpha)
+    want = np.stack([np_entmax(z[i].astype(np.float64), alpha[i].astype(np.float64)) for i in range(3)])
+    np.testing.assert_allclose(np.asarray(p, np.float64), want, rtol=0, atol=1e-6)
+
+
+def test_alpha_above_2_converges_by_safeguarded_newton():
+    z = separated_rows(np.random.default_rng(13), 16, 12, 4.0)
+    p = fixed(jnp.asarray(z), alpha=4.0)
+    np.testing.assert_allclose(p, np_entmax(z, 4.0), rtol=0, atol=1e-12)
+
+
+# ----------------------------------------------------------------------------------------
+# The fused GPU kernel, in Pallas' interpret mode
+# ----------------------------------------------------------------------------------------
+
+
+def kernel_inputs():
+    rng = np.random.default_rng(14)
+    z = rng.standard_normal((2, 3, 40)).astype(np.float32)
+    z[0, 1, :30] = -np.inf  # masked entries
+    z[0, 2] = -np.inf  # an all-masked row
+    z[1, 0, 5] = np.nan  # an invalid row
+    alpha = np.array([[1.0, 1.3, 1.5], [2.0, 1.01, 1.8]], np.float32)[..., None]
+    return jnp.asarray(z), jnp.asarray(alpha)
+
+
+def test_kernel_matches_xla_forward_traced_alpha():
+    z, alpha = kernel_inputs()
+    got = pallas_kernel.entmax_rows(z, alpha - 1.0, 25, interpret=True)
+    want = entmax_module._bisect_forward(z, alpha - 1.0, 25)
+    np.testing.assert_allclose(got, want, rtol=0, atol=1e-6)
+    assert np.all(np.asarray(got[0, 2]) == 0) and np.all(np.isnan(got[1, 0]))
+    finite = np.asarray(z, np.float64)
+    ok = np.isfinite(finite).any(-1) & ~np.isnan(finite).any(-1)
+    np.testing.assert_allclose(np.asarray(got)[ok], np_entmax(finite[ok], np.asarray(alpha)[ok]), atol=1e-6)
+
+
+@pytest.mark.parametrize("alpha", [1.5, 2.0, 1.33])
+def test_kernel_matches_xla_forward_fixed_alpha(alpha):
+    z, _ = kernel_inputs()
+    got = pallas_kernel.entmax_rows(z, alpha - 1.0, 25, interpret=True)
+    want = entmax_module._bisect_forward(z, alpha - 1.0, 25)
+    np.testing.assert_allclose(got, want, rtol=0, atol=1e-6)
+
+
+def test_kernel_is_never_tried_on_cpu():
+    z = jnp.zeros((4, 8), jnp.float32)
+    assert jax.default_backend() == "cpu"
+    assert not pallas_kernel.kernel_applies(z, 0.5)
+    assert pallas_kernel.maybe_entmax_forward(z, 0.5, 25) is None
+
+
+def test_failure_to_compile_the_kernel_falls_back_to_xla_with_a_warning(monkeypatch):
+    """Pretend to be on a GPU: the kernel cannot compile on this CPU, so the XLA path must answer."""
+    monkeypatch.setattr(jax, "default_backend", lambda: "gpu")
+    pallas_kernel._compiles.cache_clear()
+    z = jnp.asarray(np.random.default_rng(15).standard_normal((4, 24)), jnp.float32)
+    with pytest.warns(RuntimeWarning, match="using the XLA implementation"):
+        p = entmax_bisect(z, 1.5)
+    np.testing.assert_allclose(
+        np.asarray(p, np.float64), np_entmax(np.asarray(z, np.float64), 1.5), atol=1e-6
+    )
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # the failure is remembered: no second warning
+        entmax_bisect(z, 1.5)
+    monkeypatch.setenv("ENTMAX_LIB_DISABLE_PALLAS", "1")
+    assert not pallas_kernel.kernel_applies(z, 0.5)
+    pallas_kernel._compiles.cache_clear()
