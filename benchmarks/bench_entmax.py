@@ -15,8 +15,9 @@ Usage::
     python benchmarks/bench_entmax.py                      # default shape for the backend
     python benchmarks/bench_entmax.py --rows 2048 --cols 256 --repeats 5 --out /tmp/r.json
 
-Default shapes: 8192 × 512 on CPU, 65536 × 1024 on GPU. On GPU ``entmax_bisect`` uses the
-fused Pallas kernel when it applies; ``--xla-only`` turns it off to compare.
+Default shapes: 8192 × 512 on CPU, 65536 × 1024 on GPU. On GPU, ``--pallas`` lets
+``entmax_bisect`` use the fused Pallas kernel where it applies (it is opt-in until measured:
+``ENTMAX_LIB_PALLAS=1``); run with and without it to compare.
 """
 
 from __future__ import annotations
@@ -176,8 +177,10 @@ def run(args):
     if rows is None or cols is None:
         d_rows, d_cols = DEFAULT_SHAPES.get(backend, DEFAULT_SHAPES["cpu"])
         rows, cols = rows or d_rows, cols or d_cols
-    if args.xla_only:
-        os.environ["ENTMAX_LIB_DISABLE_PALLAS"] = "1"
+    if args.pallas:
+        os.environ["ENTMAX_LIB_PALLAS"] = "1"
+    else:
+        os.environ.pop("ENTMAX_LIB_PALLAS", None)
     names = [n for n in MAPS if not args.maps or any(m in n for m in args.maps)]
     results = []
     header = (
@@ -233,7 +236,7 @@ def run(args):
         "shape": [rows, cols],
         "scale": args.scale,
         "repeats": args.repeats,
-        "xla_only": bool(args.xla_only),
+        "pallas": bool(args.pallas),
         "note": args.note,
         "results": results,
     }
@@ -251,7 +254,7 @@ def parse_args(argv=None):
     p.add_argument("--target-s", type=float, default=0.03, help="seconds per measurement (calls are batched)")
     p.add_argument("--scale", type=float, default=1.0, help="standard deviation of the random scores")
     p.add_argument("--ref-rows", type=int, default=256, help="rows checked against the float64 reference")
-    p.add_argument("--xla-only", action="store_true", help="disable the Pallas GPU kernel")
+    p.add_argument("--pallas", action="store_true", help="on GPU, use the fused Pallas kernel (opt-in)")
     p.add_argument("--note", default="", help="free text stored in the JSON")
     p.add_argument("--out", default=None, help="JSON path (default benchmarks/results/<backend>.json)")
     return p.parse_args(argv)

@@ -9,13 +9,14 @@ What remains is arithmetic: per entry and step one log1p and one exp (three sums
 them through u^{q−1} = u^q / u), or a few multiplies when 1/(α−1) is a small integer
 (α = 1.5, 2, …). α may be traced, one value per row.
 
-Used automatically by ``entmax_bisect`` when ``jax.default_backend() == "gpu"``, the
-compute dtype is float32 (float32, bfloat16 and float16 inputs) and the normalised axis has
-at most :data:`MAX_COLS` entries; everything else stays on the XLA path. The kernel is
-forward only: the derivatives are the closed-form rules of :mod:`entmax_lib.entmax`, which
-XLA already fuses into one elementwise pass and a row reduction. If Pallas is missing or
-the kernel fails to compile for a shape (e.g. an older jax on Colab), a warning is issued
-once and the XLA path is used. Set ``ENTMAX_LIB_DISABLE_PALLAS=1`` to turn it off.
+Opt-in until it has been measured on a GPU: with ``ENTMAX_LIB_PALLAS=1`` in the environment,
+``entmax_bisect`` uses it when ``jax.default_backend() == "gpu"``, the compute dtype is
+float32 (float32, bfloat16 and float16 inputs) and the normalised axis has at most
+:data:`MAX_COLS` entries; everything else stays on the XLA path. The kernel is forward only:
+the derivatives are the closed-form rules of :mod:`entmax_lib.entmax`, which XLA already
+fuses into one elementwise pass and a row reduction. If Pallas is missing or the kernel
+fails to compile for a shape (e.g. an older jax on Colab), a warning is issued once and the
+XLA path is used. ``ENTMAX_LIB_DISABLE_PALLAS=1`` turns it off whatever else is set.
 
 Tested on CPU in Pallas' interpret mode (``interpret=True``); its speed has not been
 measured here (no GPU was available when it was written).
