@@ -35,6 +35,7 @@ import math
 import operator
 import os
 import re
+from typing import NamedTuple
 
 import jax
 import jax.numpy as jnp
@@ -200,16 +201,46 @@ def _tsallis_exp(y, beta):
     return jnp.exp(jnp.log1p(jnp.maximum(beta * y, -1.0)) / beta)
 
 
-def _row_stats(z):
-    """Row max and the row flags of :func:`_shift_and_mask`, without writing a shifted copy of z.
+def _tsallis_base(y, theta, shift, beta):
+    """u = 1 + β(y − θ − shift) for y = z − max z (1/β an integer), or x = u − 1 (otherwise).
 
-    Rows that are entirely -inf or hold NaN/+inf get max 0 (their result is replaced later).
-    Returns arrays of shape z.shape[:-1] + (1,).
+    With a long support and βθ near 1, u is a small difference of numbers near 1: written
+    as 1 + β(y − θ) its absolute error is that of θ (≈ 6e-8 in float32), the same for every
+    entry, and a sum of u over |S| entries is off by |S| times that. For integer 1/β (α = 2,
+    1.5, 4/3, …: β ≥ 1/8) u is formed instead as β y + c with one c = (1 − βθ) − β shift per
+    row, exact in its first subtraction when βθ ≥ 1/2 (Sterbenz) and accurate otherwise, so
+    u is as accurate as the scores. For other α (log and exp per entry) x = β(y − θ − shift)
+    keeps log1p exact in the small-β limit; there the error of θ is removed instead by
+    normalising p by the mass F computed with the same rounding (see :func:`_threshold_step`).
+
+    Returns ``(u, None)`` for a Python-float β with integer 1/β, else ``(None, x)``.
+    """
+    if _integer_exponent(beta) is not None:
+        return beta * y + ((1.0 - beta * theta) - beta * shift), None
+    b = beta if isinstance(beta, float) else jnp.maximum(beta, _BETA_FLOOR)
+    return None, b * ((y - theta) - shift)
+
+
+def _entmax_output(y, theta, polish, beta):
+    """p = [1 + β(y − θ − polish)]_+^{1/β} for y = z − max z (see :func:`_tsallis_base`)."""
+    if isinstance(beta, float) and beta == 0.0:
+        return jnp.exp((y - theta) - polish)
+    u, x = _tsallis_base(y, theta, polish, beta)
+    if u is not None:
+        return jax.lax.integer_pow(jnp.maximum(u, 0.0), _integer_exponent(beta))
+    b = beta if isinstance(beta, float) else jnp.maximum(beta, _BETA_FLOOR)
+    return jnp.exp(jnp.log1p(jnp.maximum(x, -1.0)) / b)
+
+
+def _row_stats(z):
+    """Row max (0 where it is not finite) and the all -inf row flag, in one cheap pass over z.
+
+    Rows holding NaN or +inf are not detected here (a separate isnan pass would cost as much
+    as half a softmax on CPU): their mass F is NaN or +inf at the first evaluation, which
+    stops them and makes their p NaN. Returns arrays of shape z.shape[:-1] + (1,).
     """
     row_max = jnp.max(z, axis=-1, keepdims=True)
-    all_masked = row_max == -jnp.inf
-    invalid = jnp.any(jnp.isnan(z), axis=-1, keepdims=True) | (row_max == jnp.inf)
-    return jnp.where(all_masked | invalid, 0.0, row_max), all_masked, invalid
+    return jnp.where(jnp.isfinite(row_max), row_max, 0.0), row_max == -jnp.inf
 
 
 def _integer_exponent(beta):
@@ -227,34 +258,30 @@ def _threshold_sums(z, row_max, theta, beta):
         F = Σ u^q (the mass, F(θ*) = 1),   D = Σ u^{q−1} = −dF/dθ,   E = Σ u^{q−2}
 
     (d²F/dθ² = (1 − β) E; at α = 1.5, E = |S|, the size of the support). At β = 0, u = 1 and
-    u^q = exp(z − max z − θ). The sums are one reduction over a (…, 3, d) broadcast written
-    with clamps rather than branches, which XLA fuses into a single loop that never writes
-    u^q to memory (on CPU, writing a full-size intermediate costs as much as a whole pass).
+    u^q = exp(z − max z − θ). Written with clamps rather than branches so that XLA fuses each
+    sum into one loop. For a traced α the three sums are one reduction over a (…, 3, d)
+    broadcast, which on CPU measured faster than three reductions of a shared log u.
     Cost per entry and sum: a few multiplies for integer q ≤ 8, else a log1p and an exp.
     """
-    y = (z - row_max) - theta
-    r = jnp.arange(3, dtype=z.dtype)[:, None]  # the three sums are Σ u^{q − r}, r = 0, 1, 2
     q_int = _integer_exponent(beta)
+    u, x = _tsallis_base(z - row_max, theta, 0.0, beta)
     if q_int is not None:
-        u = jnp.maximum(1.0 + beta * y, 0.0)
+        # Three separate reductions of one u: on CPU this fuses best (XLA materialises u once
+        # and reduces it three times, ~2× faster than the stacked form used for traced α).
+        u = jnp.maximum(u, 0.0)
         power = lambda k: jax.lax.integer_pow(u, k) if k >= 1 else jnp.sign(u)  # u^0 on the support
-        select = lambda k: (r == k).astype(z.dtype)
-        terms = (
-            select(0) * power(q_int)[..., None, :]
-            + select(1) * power(q_int - 1)[..., None, :]
-            + select(2) * power(max(q_int - 2, 0))[..., None, :]  # q = 1: E meets a factor 1 − β = 0
-        )
+        total = lambda a: jnp.sum(a, axis=-1, keepdims=True)
+        return total(power(q_int)), total(power(q_int - 1)), total(power(max(q_int - 2, 0)))
+    if isinstance(beta, float):
+        b = max(beta, _BETA_FLOOR)  # a fixed α = 1 (not reached from the public API)
+        inv = 1.0 / b
     else:
-        if isinstance(beta, float):
-            b = max(beta, _BETA_FLOOR)  # a fixed α = 1 (not reached from the public API)
-            inv = 1.0 / b
-        else:
-            b = jnp.maximum(beta, _BETA_FLOOR)
-            inv = (1.0 / b)[..., None, :]
-        log_u = jnp.log1p(jnp.maximum(b * y, -1.0))[..., None, :]  # −inf off the support
-        # u^{q−r} = exp(q log u − r log u); the clamp keeps −inf − (−inf) out of the exponent.
-        terms = jnp.exp(inv * log_u - r * jnp.maximum(log_u, -80.0))
-    sums = jnp.sum(terms, axis=-1)
+        b = jnp.maximum(beta, _BETA_FLOOR)
+        inv = (1.0 / b)[..., None, :]
+    log_u = jnp.log1p(jnp.maximum(x, -1.0))[..., None, :]  # −inf off the support
+    r = jnp.arange(3, dtype=z.dtype)[:, None]  # the three sums are Σ u^{q − r}, r = 0, 1, 2
+    # u^{q−r} = exp(q log u − r log u); the clamp keeps −inf − (−inf) out of the exponent.
+    sums = jnp.sum(jnp.exp(inv * log_u - r * jnp.maximum(log_u, -80.0)), axis=-1)
     return sums[..., 0:1], sums[..., 1:2], sums[..., 2:3]
 
 
@@ -303,53 +330,85 @@ _FULL_STEPS = 4
 _TAIL_FRACTION = 16
 
 
+class _Rows(NamedTuple):
+    """Per-row state of the threshold search; every field has shape (rows, 1)."""
+
+    theta: jax.Array  # the current θ (the final one once ``done``)
+    polish: jax.Array  # the last increment, computed at θ but applied only when writing p
+    mass: jax.Array  # F at θ: p is divided by it where no polish is applied (non-integer 1/β)
+    best: jax.Array  # the evaluated θ with F closest to 1 (the fallback)
+    best_polish: jax.Array
+    best_mass: jax.Array  # F at ``best``
+    lo: jax.Array  # the bracket: F(lo) ≥ 1 > F(hi)
+    hi: jax.Array
+    done: jax.Array  # bool
+    step_before_last: jax.Array
+    last_step: jax.Array
+
+
 def _threshold_step(sums, beta, rows, eps, exact):
     """One safeguarded Newton–Halley step for every row (see :func:`_entmax_threshold`).
 
-    ``sums(θ)`` returns F, D, E of :func:`_threshold_sums` at θ; ``rows`` holds, per row,
-    θ, the mass at θ once converged, the best evaluated θ and its mass, the bracket, the
-    stop flag and the last two step sizes. Shared by the XLA loop and the Pallas kernel.
+    ``sums(θ)`` returns F, D, E of :func:`_threshold_sums` at θ; ``rows`` is a :class:`_Rows`.
+    A row stops when F = 1 to within rounding; the increment it would have taken next (the
+    exact support step from the left, else Halley's) is kept as its ``polish``, applied
+    when p is written: p = [1 + β(z − max z − θ) − β·polish]_+^{1/β} is then accurate to
+    rounding without dividing by F (which, with θ ≈ 1 in float32 and a long support, would
+    magnify the error of θ by the support size). Shared by the XLA loop and the Pallas kernel.
     """
-    theta, mass, best, mass_best, lo, hi, done, step_before_last, last_step = rows
-    F, D, E = sums(theta)
-    better = jnp.abs(F - 1.0) < jnp.abs(mass_best - 1.0)
-    best, mass_best = jnp.where(better, theta, best), jnp.where(better, F, mass_best)
-    # F = 1 up to rounding, including what one unit in the last place of θ changes.
-    converged = jnp.abs(F - 1.0) <= 4 * eps + 2 * eps * D * jnp.abs(theta)
+    F, D, E = sums(rows.theta)
+    theta, lo, hi = rows.theta, rows.lo, rows.hi
     above = F >= 1.0
     lo = jnp.where(above, theta, lo)
     hi = jnp.where(above, hi, theta)
-    newton, halley = _newton_halley_steps(F, D, E, beta)
     inside = lambda c: (c > lo) & (c < hi)
+    newton, halley = _newton_halley_steps(F, D, E, beta)
     halley_ok = (beta <= 1.0) & inside(theta + halley)
-    halving = 2 * jnp.abs(newton) <= jnp.abs(step_before_last)
+    halving = 2 * jnp.abs(newton) <= jnp.abs(rows.step_before_last)
     newton_ok = inside(theta + newton) & ((beta <= 1.0) | halving)
     new = jnp.where(halley_ok, theta + halley, jnp.where(newton_ok, theta + newton, 0.5 * (lo + hi)))
+    # The polish may be below the resolution of θ, so it is checked against the closed bracket.
+    within = lambda c: (c >= lo) & (c <= hi)
+    polish = jnp.where(within(theta + halley), halley, jnp.where(within(theta + newton), newton, 0.0))
     if exact:
-        candidate = theta + _exact_support_step(F, D, E, beta)
-        new = jnp.where(above & (candidate > lo) & (candidate < hi), candidate, new)
+        exact_step = _exact_support_step(F, D, E, beta)
+        exact_ok = above & inside(theta + exact_step)
+        new = jnp.where(exact_ok, theta + exact_step, new)
+        polish = jnp.where(above & within(theta + exact_step), exact_step, polish)
+    if _integer_exponent(beta) is None:
+        # Without the accurate u of _tsallis_base a polish below the resolution of θ would be
+        # lost when p is written; p is normalised by F instead (F and p share their rounding).
+        polish = jnp.zeros_like(polish)
+    polish = jnp.where(jnp.isfinite(F), polish, jnp.nan)  # NaN/+inf in the row: its p is NaN
+
+    better = jnp.abs(F - 1.0) < jnp.abs(rows.best_mass - 1.0)
+    # F = 1 up to rounding, including what one unit in the last place of θ changes.
+    converged = jnp.abs(F - 1.0) <= 4 * eps + 2 * eps * D * jnp.abs(theta)
     converged = converged | (new == theta)  # nothing left to gain at the resolution of θ
-    stop = done | converged
-    return (
-        jnp.where(stop, theta, new),
-        jnp.where(done, mass, F),
-        best,
-        mass_best,
-        lo,
-        hi,
-        stop,
-        last_step,
-        jnp.where(stop, 0.0, new - theta),
+    stop = rows.done | converged | ~jnp.isfinite(F)
+    return _Rows(
+        theta=jnp.where(stop, theta, new),
+        polish=jnp.where(rows.done, rows.polish, polish),
+        mass=jnp.where(rows.done, rows.mass, F),
+        best=jnp.where(better, theta, rows.best),
+        best_polish=jnp.where(better, polish, rows.best_polish),
+        best_mass=jnp.where(better, F, rows.best_mass),
+        lo=lo,
+        hi=hi,
+        done=stop,
+        step_before_last=rows.last_step,
+        last_step=jnp.where(stop, 0.0, new - theta),
     )
 
 
-def _initial_rows(beta, d, skip, dtype):
+def _initial_rows(beta, d, skip, dtype, exact):
     """Per-row starting state of :func:`_threshold_step` for rows of length d.
 
     The bracket is θ ∈ [0, (1 − d^{−β})/β] (log d at β = 0), widened by a little rounding
-    because uniform rows sit exactly on its upper end. Rows flagged in ``skip`` (all -inf,
-    NaN) start stopped. θ starts mid-bracket (one free halving; most rows then need 3–4
-    steps), except at α = 2, whose exact steps (Michelot's) approach monotonically from 0.
+    because uniform rows sit exactly on its upper end. Rows flagged in ``skip`` (all -inf)
+    start stopped. θ starts at a fixed fraction of the bracket, chosen by counting the steps
+    rows of N(0, σ²) scores need, σ from 0.3 to 10, d = 512: a quarter with the exact support
+    steps (α = 2, 1.5: most rows then take 3 evaluations), a third otherwise (3–4).
     """
     log_d = math.log(d)
     if isinstance(beta, float):
@@ -361,8 +420,9 @@ def _initial_rows(beta, d, skip, dtype):
     hi = hi * (1.0 + 8 * eps) + 8 * eps
     lo = jnp.zeros_like(hi)
     never = jnp.full_like(hi, jnp.inf)
-    start = lo if isinstance(beta, float) and beta == 1.0 else 0.5 * hi
-    return (start, jnp.ones_like(hi), lo, never, lo, hi, skip, never, never)
+    start = (0.25 if exact else 0.35) * hi
+    one = jnp.ones_like(hi)
+    return _Rows(start, lo, one, lo, lo, never, lo, hi, skip, never, never)
 
 
 def _iterate_threshold(z, row_max, beta, rows, first_step, max_steps, eps, exact):
@@ -376,7 +436,7 @@ def _iterate_threshold(z, row_max, beta, rows, first_step, max_steps, eps, exact
 
     def running(carry):
         i, rows = carry
-        return (i < max_steps) & ~jnp.all(rows[6])
+        return (i < max_steps) & ~jnp.all(rows.done)
 
     return jax.lax.while_loop(running, body, (first_step, rows))
 
@@ -385,7 +445,7 @@ def _entmax_threshold(z, beta, n_iter):
     """The rescaled threshold θ of α-entmax along the last axis, by safeguarded Newton–Halley.
 
     f(θ) = Σ_i [1 + β(z_i − max z − θ)]_+^{1/β} − 1 is non-increasing in θ with its root in
-    [0, (1 − d^{−β})/β] (the bisection bracket). Starting mid-bracket (at 0 for α = 2), each
+    [0, (1 − d^{−β})/β] (the bisection bracket). Starting inside the bracket, each
     step evaluates F, D, E at θ (one pass), stops the row if F = 1 to within rounding, shrinks
     the bracket with the sign of F − 1, and moves to the first of these that stays inside:
     Halley's point (α ≤ 2), Newton's point (for α > 2 only while the steps at least halve,
@@ -399,12 +459,11 @@ def _entmax_threshold(z, beta, n_iter):
     full batch. A row still running after ``n_iter`` steps falls back to its evaluated point
     with F closest to 1 (the bisection fallback alone gains one bit per step).
 
-    Returns θ, the mass F = Σ p at θ (to normalise p without another pass), the row max, the
-    all-masked and invalid row flags, and the number of steps taken by the slowest row.
+    Returns θ, its final increment ``polish`` (see :func:`_threshold_step`; NaN for a row
+    holding NaN or +inf, or with a NaN α), the mass F at θ, whether each row converged, the
+    row max (0 where not finite) and the number of steps taken by the slowest row.
     """
-    row_max, all_masked, invalid = _row_stats(z)
-    if not isinstance(beta, float):
-        invalid = invalid | jnp.isnan(beta)  # a traced NaN α gives NaN, not a silent answer
+    row_max, all_masked = _row_stats(z)
     batch, d = z.shape[:-1], z.shape[-1]
     n_rows = math.prod(batch)
     if isinstance(beta, float):
@@ -415,44 +474,46 @@ def _entmax_threshold(z, beta, n_iter):
     exact = isinstance(beta, float) and beta in (0.5, 1.0)
     flat = lambda a: a.reshape(n_rows, a.shape[-1])
     z_rows, max_rows = flat(z), flat(row_max)
-    rows = _initial_rows(beta_rows, d, flat(all_masked | invalid), z.dtype)
+    rows = _initial_rows(beta_rows, d, flat(all_masked), z.dtype, exact)
     first = min(n_iter, _FULL_STEPS)
     steps, rows = _iterate_threshold(z_rows, max_rows, beta_rows, rows, 0, first, eps, exact)
 
     tail = n_rows // _TAIL_FRACTION
     if tail >= 1 and n_iter > _FULL_STEPS:
-        running = ~rows[6][:, 0]
+        running = ~rows.done[:, 0]
         (index,) = jnp.nonzero(running, size=tail, fill_value=0)
         taken = jnp.arange(tail) < jnp.sum(running)
         gather = lambda a: a[index]
-        sub = tuple(gather(a) for a in rows)
-        sub = sub[:6] + (sub[6] | ~taken[:, None],) + sub[7:]
+        sub = jax.tree.map(gather, rows)
+        sub = sub._replace(done=sub.done | ~taken[:, None])
         sub_beta = beta_rows if isinstance(beta_rows, float) else gather(beta_rows)
         tail_steps, sub = _iterate_threshold(
             gather(z_rows), gather(max_rows), sub_beta, sub, steps, n_iter, eps, exact
         )
         target = jnp.where(taken, index, n_rows)  # out of range: dropped
-        rows = tuple(a.at[target].set(s, mode="drop") for a, s in zip(rows, sub, strict=True))
+        rows = jax.tree.map(lambda a, s: a.at[target].set(s, mode="drop"), rows, sub)
     else:
         tail_steps = steps
     # Whatever is still running (none, usually: then this loop takes no step) goes on in full.
     last_steps, rows = _iterate_threshold(z_rows, max_rows, beta_rows, rows, steps, n_iter, eps, exact)
     steps = jnp.maximum(tail_steps, last_steps)
 
-    theta, mass, best, mass_best, _, _, done, _, _ = rows
-    theta = jnp.where(done, theta, best).reshape(batch + (1,))
-    mass = jnp.where(done, mass, mass_best).reshape(batch + (1,))
-    return theta, mass, row_max, all_masked, invalid, steps
+    unflat = lambda a: a.reshape(batch + (1,))
+    theta = unflat(jnp.where(rows.done, rows.theta, rows.best))
+    polish = unflat(jnp.where(rows.done, rows.polish, rows.best_polish))
+    mass = unflat(jnp.where(rows.done, rows.mass, rows.best_mass))
+    return theta, polish, mass, unflat(rows.done), row_max, steps
 
 
 def _bisect_forward(z, beta, n_iter):
     """α-entmax along the last axis: the threshold by safeguarded Newton–Halley, then p.
 
     With τ = βθ − 1 + β·max(z), the closed form becomes p_i = [1 + β(z_i − max z − θ)]_+^{1/β},
-    which tends to exp(z_i − max z − θ) as β → 0: one formula for all α ≥ 1. θ and the mass
-    Σ p at θ come from :func:`_entmax_threshold` (≤ ``n_iter`` steps inside the bisection
-    bracket θ ∈ [0, (1 − d^{−β})/β]); dividing by that mass only corrects rounding once θ
-    has converged. Cost: a few passes over z (see :func:`_threshold_sums`) and one to write p.
+    which tends to exp(z_i − max z − θ) as β → 0: one formula for all α ≥ 1. θ comes from
+    :func:`_entmax_threshold` (≤ ``n_iter`` steps inside the bisection bracket
+    θ ∈ [0, (1 − d^{−β})/β]), with a last increment applied as p is written, so that Σ p = 1
+    to rounding without a normalising pass. Cost: the row max, a few passes over z
+    (see :func:`_threshold_sums`) and one to write p.
     On a GPU the same iteration runs in one fused Pallas kernel when it applies
     (:mod:`entmax_lib.pallas_kernel`: one read of z, one write of p).
     """
@@ -464,42 +525,31 @@ def _bisect_forward(z, beta, n_iter):
         fused = pallas_kernel.maybe_entmax_forward(z, beta, n_iter)
         if fused is not None:
             return fused
-    theta, mass, row_max, all_masked, invalid, _ = _entmax_threshold(z, beta, n_iter)
-    p = _tsallis_exp((z - row_max) - theta, beta) * (1.0 / mass)
-    return _apply_row_rules(p, all_masked, invalid)
+    theta, polish, mass, converged, row_max, _ = _entmax_threshold(z, beta, n_iter)
+    # No masking pass: an all -inf row gets p = 0, and a NaN polish (a row holding NaN or
+    # +inf, or a NaN α) makes its whole row NaN.
+    p = _entmax_output(z - row_max, theta, polish, beta)
+    if _integer_exponent(beta) is not None:
+        # Rows stopped by n_iter before converging are normalised (a pass paid only if any is).
+        return jax.lax.cond(
+            jnp.all(converged),
+            lambda p: p,
+            lambda p: jnp.where(converged, p, p / jnp.sum(p, axis=-1, keepdims=True)),
+            p,
+        )
+    return p * (1.0 / mass)
 
 
 def _sparsemax_forward(z):
-    """Exact sparsemax: k* = max{k : 1 + k z_(k) > Σ_{j≤k} z_(j)}, τ = (c_{k*} − 1)/k*."""
-    z, all_masked, invalid = _shift_and_mask(z)
-    z_sorted = -jnp.sort(-z, axis=-1)
-    cumsum = jnp.cumsum(z_sorted, axis=-1)
-    k = jnp.arange(1, z.shape[-1] + 1, dtype=z.dtype)
-    support = jnp.sum(1.0 + k * z_sorted > cumsum, axis=-1, keepdims=True)
-    idx = jnp.maximum(support - 1, 0)
-    tau = (jnp.take_along_axis(cumsum, idx, axis=-1) - 1.0) / jnp.maximum(support, 1).astype(z.dtype)
-    p = jnp.maximum(z - tau, 0.0)
-    return _apply_row_rules(p, all_masked, invalid)
+    """Exact sparsemax without a sort: the α = 2 threshold search, whose steps from the left
+    are Michelot's (the threshold of the current support, τ = (Σ_S z − 1)/|S|)."""
+    return _bisect_forward(z, 1.0, _default_n_iter(z.dtype))
 
 
 def _entmax15_forward(z):
-    """Exact 1.5-entmax (Peters et al. 2019, Algorithm 2), sort-based."""
-    z, all_masked, invalid = _shift_and_mask(z)
-    z = z / 2.0
-    z_sorted = -jnp.sort(-z, axis=-1)
-    k = jnp.arange(1, z.shape[-1] + 1, dtype=z.dtype)
-    finite = jnp.isfinite(z_sorted)
-    zs = jnp.where(finite, z_sorted, 0.0)
-    mean = jnp.cumsum(zs, axis=-1) / k
-    mean_sq = jnp.cumsum(zs**2, axis=-1) / k
-    ss = k * (mean_sq - mean**2)
-    delta = jnp.maximum((1.0 - ss) / k, 0.0)
-    tau = mean - jnp.sqrt(delta)
-    support = jnp.sum((tau <= z_sorted) & finite, axis=-1, keepdims=True)
-    idx = jnp.maximum(support - 1, 0)
-    tau_star = jnp.take_along_axis(tau, idx, axis=-1)
-    p = jnp.maximum(z - tau_star, 0.0) ** 2
-    return _apply_row_rules(p, all_masked, invalid)
+    """Exact 1.5-entmax without a sort: the α = 1.5 threshold search, whose steps from the left
+    solve the quadratic of Peters et al. (2019, Algorithm 2) on the current support."""
+    return _bisect_forward(z, 0.5, _default_n_iter(z.dtype))
 
 
 # ----------------------------------------------------------------------------------------

@@ -121,12 +121,12 @@ def _make_kernel(beta_static, d, n_iter):
             invalid = invalid | (beta != beta)
         y = z - jnp.where(all_masked | invalid, 0.0, row_max)
         eps = float(jnp.finfo(z.dtype).eps)
-        rows = _entmax._initial_rows(beta, d, all_masked | invalid, z.dtype)
+        rows = _entmax._initial_rows(beta, d, all_masked | invalid, z.dtype, exact)
         sums = lambda theta: _register_sums(y, theta, beta)
 
         def running(carry):
             i, rows = carry
-            not_done = jnp.max(jnp.where(rows[6], 0.0, 1.0)) > 0.0
+            not_done = jnp.max(jnp.where(rows.done, 0.0, 1.0)) > 0.0
             return (i < n_iter) & not_done
 
         def body(carry):
@@ -134,10 +134,12 @@ def _make_kernel(beta_static, d, n_iter):
             return i + 1, _entmax._threshold_step(sums, beta, rows, eps, exact)
 
         _, rows = jax.lax.while_loop(running, body, (0, rows))
-        theta, mass, best, mass_best, _, _, done, _, _ = rows
-        theta = jnp.where(done, theta, best)
-        mass = jnp.where(done, mass, mass_best)
-        p = _entmax._tsallis_exp(y - theta, beta) * (1.0 / mass)
+        theta = jnp.where(rows.done, rows.theta, rows.best)
+        polish = jnp.where(rows.done, rows.polish, rows.best_polish)
+        p = _entmax._entmax_output(y, theta, polish, beta)
+        # In registers a normalisation is free: it covers rows stopped by n_iter and the
+        # non-integer 1/β, where the XLA path divides by the mass instead.
+        p = p / jnp.sum(p, axis=1, keepdims=True)
         p = jnp.where(all_masked, 0.0, jnp.where(invalid, jnp.nan, p))
         out_ref[...] = p.astype(out_ref.dtype)
 

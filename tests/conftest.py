@@ -39,6 +39,34 @@ def np_entmax(z, alpha, n_iter=200):
     return np.where(alpha > 1, p, softmax)
 
 
+def np_sparsemax_sort(z):
+    """Sparsemax along the last axis by sorting (Martins & Astudillo 2016), in float64.
+
+    k* = max{k : 1 + k z_(k) > Σ_{j≤k} z_(j)} for z sorted decreasingly, τ = (Σ_{j≤k*} z_(j) − 1)/k*.
+    """
+    z = np.asarray(z, np.float64)
+    z_sorted = -np.sort(-z, axis=-1)
+    cumsum = np.cumsum(z_sorted, axis=-1)
+    k = np.arange(1, z.shape[-1] + 1)
+    support = np.sum(1 + k * z_sorted > cumsum, axis=-1, keepdims=True)
+    tau = (np.take_along_axis(cumsum, support - 1, axis=-1) - 1) / support
+    return np.maximum(z - tau, 0.0)
+
+
+def np_entmax15_sort(z):
+    """1.5-entmax along the last axis by sorting (Peters et al. 2019, Algorithm 2), in float64."""
+    z = np.asarray(z, np.float64) / 2
+    z = z - z.max(axis=-1, keepdims=True)
+    z_sorted = -np.sort(-z, axis=-1)
+    k = np.arange(1, z.shape[-1] + 1)
+    mean = np.cumsum(z_sorted, axis=-1) / k
+    mean_sq = np.cumsum(z_sorted**2, axis=-1) / k
+    delta = np.maximum((1 - k * (mean_sq - mean**2)) / k, 0.0)
+    tau = mean - np.sqrt(delta)
+    support = np.sum(tau <= z_sorted, axis=-1, keepdims=True)
+    return np.maximum(z - np.take_along_axis(tau, support - 1, axis=-1), 0.0) ** 2
+
+
 def np_support_weights(p, alpha):
     """s_i = p_i^{2−α} on the support, 0 off it (REFERENCE.md §2)."""
     p = np.asarray(p, np.float64)

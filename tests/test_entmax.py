@@ -15,7 +15,14 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
-from conftest import np_alpha_grad, np_entmax, np_jacobian, well_separated
+from conftest import (
+    np_alpha_grad,
+    np_entmax,
+    np_entmax15_sort,
+    np_jacobian,
+    np_sparsemax_sort,
+    well_separated,
+)
 from jax.test_util import check_grads
 
 from entmax_lib import entmax15, entmax_bisect, softmax, sparsemax, tsallis_entmax
@@ -86,7 +93,7 @@ def test_known_values_row_wise_alpha():
 
 
 # ----------------------------------------------------------------------------------------
-# Exact sort-based maps equal bisection and the NumPy reference
+# sparsemax and entmax15 equal the sort-based algorithms (NumPy) and the bisection reference
 # ----------------------------------------------------------------------------------------
 
 
@@ -94,19 +101,18 @@ SORT_SHAPES = [(1,), (2, 3, 16)]  # float32 is compared in test_float32_worst_er
 
 
 @functools.cache
-def _exact_and_bisection():
-    """Sort-based and bisection maps at α = 2 and 1.5, for every shape (float64): one compilation."""
+def _exact_maps():
+    """sparsemax and entmax15 for every shape (float64): one compilation."""
     zs = [2.0 * np.random.default_rng(len(shape) + shape[-1]).standard_normal(shape) for shape in SORT_SHAPES]
-    maps = lambda z: (sparsemax(z), entmax_bisect(z, 2.0), entmax15(z), entmax_bisect(z, 1.5))
-    outputs = jax.jit(lambda zs: [maps(z) for z in zs])(zs)
+    outputs = jax.jit(lambda zs: [(sparsemax(z), entmax15(z)) for z in zs])(zs)
     return dict(zip(SORT_SHAPES, zip(zs, outputs, strict=True), strict=True))
 
 
 @pytest.mark.parametrize("shape", SORT_SHAPES)
-def test_sort_based_equals_bisection(shape):
-    z, (sparse, sparse_bisect, ent15, ent15_bisect) = _exact_and_bisection()[shape]
-    np.testing.assert_allclose(sparse, sparse_bisect, atol=1e-14)
-    np.testing.assert_allclose(ent15, ent15_bisect, atol=1e-14)
+def test_exact_maps_equal_sorting_and_bisection(shape):
+    z, (sparse, ent15) = _exact_maps()[shape]
+    np.testing.assert_allclose(sparse, np_sparsemax_sort(z), atol=1e-14)
+    np.testing.assert_allclose(ent15, np_entmax15_sort(z), atol=1e-14)
     np.testing.assert_allclose(sparse, np_entmax(z, 2.0), atol=1e-12)
     np.testing.assert_allclose(ent15, np_entmax(z, 1.5), atol=1e-12)
 

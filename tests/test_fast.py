@@ -4,7 +4,8 @@ The forward of ``entmax_bisect`` is a safeguarded Newton–Halley iteration on t
 (:func:`entmax_lib.entmax._entmax_threshold`) instead of 25 bisection halvings, with exact
 support thresholds at α = 1.5 and 2, and a fused Pallas kernel on GPU
 (:mod:`entmax_lib.pallas_kernel`, checked here in Pallas' interpret mode on CPU).
-References are conftest's float64 NumPy bisection (200 halvings) and the sort-based maps.
+References are conftest's float64 NumPy bisection (200 halvings) and its sort-based
+sparsemax and 1.5-entmax (the library's own maps no longer sort).
 
 Rows of many kinds and α share one compilation by carrying one α per row.
 """
@@ -15,7 +16,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
-from conftest import np_entmax, well_separated
+from conftest import np_entmax, np_entmax15_sort, np_sparsemax_sort, well_separated
 
 from entmax_lib import entmax as entmax_module
 from entmax_lib import entmax15, entmax_bisect, pallas_kernel, sparsemax
@@ -101,31 +102,63 @@ def test_float64_reaches_float64_precision():
 # ----------------------------------------------------------------------------------------
 
 
-def test_fixed_15_and_2_are_the_exact_sort_based_maps():
-    """The support threshold is solved in closed form, so float64 agrees with sorting to rounding."""
+def test_sparsemax_and_entmax15_equal_the_sort_based_algorithms():
+    """No sort, yet exact: the threshold of the detected support is solved in closed form."""
     z = np.random.default_rng(7).standard_normal((16, 50))
-    both = jax.jit(lambda z: (entmax_bisect(z, 1.5) - entmax15(z), entmax_bisect(z, 2.0) - sparsemax(z)))
-    for difference in both(z):
-        np.testing.assert_allclose(difference, 0.0, rtol=0, atol=5e-15)
+    p_sparse, p_15 = jax.jit(lambda z: (sparsemax(z), entmax15(z)))(z)
+    np.testing.assert_allclose(p_sparse, np_sparsemax_sort(z), rtol=0, atol=5e-15)
+    np.testing.assert_allclose(p_15, np_entmax15_sort(z), rtol=0, atol=5e-15)
+
+
+def test_sparsemax_and_entmax15_do_not_sort():
+    """A sort is ~200× a softmax on CPU; the maps must not contain one (nor a top-k)."""
+    for f in (sparsemax, entmax15, lambda z: entmax_bisect(z, 1.5)):
+        jaxpr = str(jax.make_jaxpr(jax.grad(lambda z: jnp.sum(f(z) ** 2)))(jnp.ones((4, 8), jnp.float32)))
+        assert "sort" not in jaxpr and "top_k" not in jaxpr
+
+
+@pytest.mark.parametrize("d", [64, 2048])
+def test_float32_near_uniform_long_rows_keep_sum_and_entries(d):
+    """The hard case of a threshold near 1 with a long support: θ's rounding (6e-8) is shared by
+    every entry, so a naive u = 1 + β(z − θ) makes Σ p drift by |S| · 6e-8 and dividing by the
+    mass magnifies it in the largest entries. Both errors must stay below 1e-6."""
+    rng = np.random.default_rng(d)
+    z = np.concatenate([s * rng.standard_normal((8, d)) for s in (0.001, 0.03, 0.3)]).astype(np.float32)
+    z64 = z.astype(np.float64)
+    maps = {
+        "sparsemax": (sparsemax, np_sparsemax_sort(z64)),
+        "entmax15": (entmax15, np_entmax15_sort(z64)),
+        "learned 1.9": (lambda z: entmax_bisect(z, jnp.float32(1.9)), np_entmax(z64, 1.9)),
+        "learned 2": (lambda z: entmax_bisect(z, jnp.float32(2.0)), np_entmax(z64, 2.0)),
+    }
+    got = jax.jit(lambda z: {name: f(z) for name, (f, _) in maps.items()})(jnp.asarray(z))
+    for name, (_, want) in maps.items():
+        p = np.asarray(got[name], np.float64)
+        np.testing.assert_allclose(p, want, rtol=0, atol=1e-6, err_msg=name)
+        np.testing.assert_allclose(p.sum(-1), 1.0, rtol=0, atol=1e-6, err_msg=name)
 
 
 def test_exact_support_step_solves_the_support_in_one_step():
     """From any θ left of the root with the right support, one exact step lands on τ*."""
-    z = jnp.asarray(np.random.default_rng(8).standard_normal((16, 30)))
+    z = np.random.default_rng(8).standard_normal((16, 30))
+    # θ* from the largest entry of the sort-based answer: p_max = (1 − βθ*)^{1/β}.
+    p_max = {
+        1.5: np_entmax15_sort(z).max(-1, keepdims=True),
+        2.0: np_sparsemax_sort(z).max(-1, keepdims=True),
+    }
 
     @jax.jit
-    def landed_and_exact(z):
+    def landed_and_exact(z, p_max):
         out = []
-        for alpha, reference in ((1.5, entmax15), (2.0, sparsemax)):
+        for alpha in (1.5, 2.0):
             beta = alpha - 1.0
             row_max = jnp.max(z, axis=-1, keepdims=True)
-            # θ* from the largest entry: p_max = (1 − βθ*)^{1/β}; step from slightly left of it.
-            theta_star = (1.0 - jnp.max(reference(z), axis=-1, keepdims=True) ** beta) / beta
+            theta_star = (1.0 - p_max[alpha] ** beta) / beta  # step from slightly left of it
             F, D, E = entmax_module._threshold_sums(z, row_max, theta_star - 1e-9, beta)
             out.append((theta_star - 1e-9 + entmax_module._exact_support_step(F, D, E, beta), theta_star))
         return out
 
-    for landed, exact in landed_and_exact(z):
+    for landed, exact in landed_and_exact(jnp.asarray(z), p_max):
         np.testing.assert_allclose(landed, exact, rtol=0, atol=1e-14)
 
 
