@@ -650,9 +650,12 @@ def sparsemax(x, axis=-1):
 
         sparsemax(z) = argmin_{p ∈ Δ} ‖p − z‖²  =  [z − τ]_+ ,
 
-    with τ found exactly by sorting: for z sorted in decreasing order and c_k its
-    cumulative sums, k* = max{k : 1 + k z_(k) > c_k} and τ = (c_{k*} − 1)/k*.
-    This is α-entmax at α = 2. Cost: one sort, O(d log d) per slice.
+    with τ exact but found without sorting: the threshold search of :func:`entmax_bisect`
+    at α = 2, whose steps from the left are Michelot's τ = (Σ_{i∈S} z_i − 1)/|S| on the
+    current support S; it stops when the next evaluation confirms S (typically after 3–5
+    passes over the slice, O(d) each). The result equals the sort-based algorithm's —
+    for z sorted decreasingly with cumulative sums c_k, k* = max{k : 1 + k z_(k) > c_k},
+    τ = (c_{k*} − 1)/k* — to rounding. This is α-entmax at α = 2.
 
     The Jacobian is ``diag(s) − s sᵀ/|S|`` with s the support indicator.
 
@@ -674,13 +677,14 @@ def sparsemax(x, axis=-1):
 
 
 def entmax15(x, axis=-1):
-    """1.5-entmax (Peters, Niculae & Martins, 2019), exact and sort-based.
+    """1.5-entmax (Peters, Niculae & Martins, 2019), exact, without a sort.
 
         entmax15(z) = [z/2 − τ]_+² ,   Σ p = 1.
 
-    With z ← (z − max z)/2 sorted in decreasing order, each prefix k has mean μ_k,
-    ss_k = Σ_{j≤k} (z_(j) − μ_k)² and candidate τ_k = μ_k − sqrt(max((1 − ss_k)/k, 0));
-    the support size is #{k : τ_k ≤ z_(k)}. Cost: one sort per slice.
+    τ is exact but found without sorting: the threshold search of :func:`entmax_bisect` at
+    α = 1.5, whose steps from the left solve Σ_{i∈S} (z_i/2 − τ)² = 1 on the current
+    support S (the quadratic of Peters et al.'s Algorithm 2, which tries it on every prefix
+    of the sorted row instead); typically 3–5 passes over the slice, O(d) each.
 
     The Jacobian is ``diag(s) − s sᵀ/Σs`` with s = sqrt(p).
 
@@ -749,7 +753,9 @@ def entmax_bisect(x, alpha=1.5, axis=-1, n_iter=None):
     d = size of ``axis``) by Halley/Newton steps that are kept inside the bracket (else it
     is halved), typically 3–5 passes over each slice instead of 25 halvings; at α = 2 and
     1.5 (Python numbers) the threshold of the current support is solved in closed form, as
-    in the sort-based algorithms, which makes the result exact. p is then normalised.
+    in the sort-based algorithms, which makes the result exact. The last increment of the
+    threshold is applied as p is written (for non-integer 1/(α−1), p is divided by its
+    mass instead), so no pass is spent normalising.
     Internally the threshold is rescaled (θ = (τ + 1)/(α − 1) up to the max shift) so
     that the same formula reduces to ``exp`` at α = 1: ``alpha=1`` returns softmax, also
     for an α traced inside ``jit``. On a GPU, with ``ENTMAX_LIB_PALLAS=1`` set, rows of at
