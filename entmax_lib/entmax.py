@@ -113,13 +113,13 @@ def _support_weights(p, alpha):
     """s_i = p_i^{2−α} on the support (p_i > 0), 0 elsewhere, with finite derivatives at p = 0.
 
     Written as s = p · p^{−β} = p · exp(βℓ) (β = α − 1, ℓ of :func:`_neg_log`), which is 0
-    off the support without a select; at α = 1.5, s = p · rsqrt(p) likewise.
+    off the support without a select.
     """
     if isinstance(alpha, float):
         if alpha == 2.0:
             return jnp.sign(p)
-        if alpha == 1.5:
-            return p * jax.lax.rsqrt(jnp.maximum(p, jnp.finfo(p.dtype).tiny))
+        if alpha == 1.5:  # the inner where keeps the second derivative of sqrt finite at p = 0
+            return jnp.where(p > 0, jnp.sqrt(jnp.where(p > 0, p, 1.0)), 0.0)
         if alpha == 1.0:
             return p
     # The cap keeps p^{−β} finite where p = 0 for α > 2 (there s = 0 · cap = 0).

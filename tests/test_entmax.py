@@ -150,6 +150,15 @@ def test_gradients_match_finite_differences_fixed_alpha():
     check_grads(maps, inputs, order=1, modes=("fwd", "rev"))
 
 
+def test_second_derivatives_of_the_fixed_maps_are_finite_and_right():
+    """Hessian-vector products (e.g. for meta-learning) need the JVP rule itself to be differentiable:
+    s = sqrt(p) at α = 1.5 must not turn 0 · ∞ into NaN off the support."""
+    z = jnp.asarray(well_separated(np.random.default_rng(21), (2, 6), 1.5))
+    both = jax.jit(lambda z: (sparsemax(z), entmax15(z), entmax_bisect(z, 1.33)))
+    assert all(np.any(np.asarray(p) == 0) for p in both(z))  # entries off the support are exercised
+    check_grads(both, (z,), order=2, modes=("fwd", "rev"))
+
+
 # ----------------------------------------------------------------------------------------
 # The α = 1 branch of Proposition 1
 # ----------------------------------------------------------------------------------------
