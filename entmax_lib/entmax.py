@@ -192,25 +192,6 @@ def _alpha_tangent(p, alpha):
 _BETA_FLOOR = 2.0**-100
 
 
-def _tsallis_exp(y, beta):
-    """[1 + β y]_+^{1/β}, the inverse of the Tsallis log; exp(y) at β = 0.
-
-    ``beta`` is a Python float (fixed α: integer exponents compile to multiplies) or an
-    array (learned α). Written with clamps instead of branches so that XLA keeps it in one
-    fused loop: an entry off the support has log1p(max(βy, −1)) = −inf, hence 0.
-    """
-    if isinstance(beta, float):
-        if beta == 0.0:
-            return jnp.exp(y)
-        inv = 1.0 / beta
-        if float(inv).is_integer() and inv <= 8:
-            return jax.lax.integer_pow(jnp.maximum(1.0 + beta * y, 0.0), int(inv))
-        # log1p(βy), not log(1 + βy): near α = 1 the rounding of 1 + βy would be amplified by 1/β.
-        return jnp.exp(jnp.log1p(jnp.maximum(beta * y, -1.0)) * inv)
-    beta = jnp.maximum(beta, _BETA_FLOOR)
-    return jnp.exp(jnp.log1p(jnp.maximum(beta * y, -1.0)) / beta)
-
-
 def _tsallis_base(y, theta, shift, beta):
     """u = 1 + β(y − θ − shift) for y = z − max z (1/β an integer), or x = u − 1 (otherwise).
 
