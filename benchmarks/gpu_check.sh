@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The one prepared GPU run of issue 6, for a session that is lent the device machine (H200):
+# A prepared GPU check (fused kernel vs XLA on hardware, both benchmarks, the unit tests):
 #   device run:  bash benchmarks/gpu_check.sh        (from the repository root; writes to $OUT)
 # It uses the machine's own python3 (jax with CUDA, flax, optax, sacrebleu, sentencepiece,
 # pytest, hypothesis are installed there; nbval is not, so notebooks are not run here).

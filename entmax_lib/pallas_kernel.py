@@ -1,25 +1,23 @@
 """A fused α-entmax forward for GPUs: one Pallas kernel, each row held whole on chip.
 
-The XLA forward of :func:`entmax_lib.entmax_bisect` reads the score matrix once per
+The XLA forward (:func:`entmax_lib.threshold.entmax_forward`) reads the score matrix once per
 threshold step (plus once for the row max and once to write p). On a GPU, where softmax is
 bound by memory traffic, those extra reads are most of the cost. This kernel loads a block
 of rows into registers once, runs the same safeguarded Newton–Halley iteration on them
-(:func:`entmax_lib.entmax._threshold_step`), and writes p once: the traffic of a softmax.
+(:func:`entmax_lib.threshold.search_step`), and writes p once: the traffic of a softmax.
 What remains is arithmetic: per entry and step one log1p and one exp (three sums share
 them through u^{q−1} = u^q / u), or a few multiplies when 1/(α−1) is a small integer
 (α = 1.5, 2, …). α may be traced, one value per row.
 
-Opt-in until it has been measured on a GPU: with ``ENTMAX_LIB_PALLAS=1`` in the environment,
-``entmax_bisect`` uses it when ``jax.default_backend() == "gpu"``, the compute dtype is
-float32 (float32, bfloat16 and float16 inputs) and the normalised axis has at most
-:data:`MAX_COLS` entries; everything else stays on the XLA path. The kernel is forward only:
-the derivatives are the closed-form rules of :mod:`entmax_lib.entmax`, which XLA already
-fuses into one elementwise pass and a row reduction. If Pallas is missing or the kernel
-fails to compile for a shape (e.g. an older jax on Colab), a warning is issued once and the
-XLA path is used. ``ENTMAX_LIB_DISABLE_PALLAS=1`` turns it off whatever else is set.
-
-Tested on CPU in Pallas' interpret mode (``interpret=True``); its speed has not been
-measured here (no GPU was available when it was written).
+**The switch.** The kernel is off unless the environment variable ``ENTMAX_LIB_PALLAS`` is
+``1`` when a map is traced; then every map of :mod:`entmax_lib.entmax` uses it where it
+applies: ``jax.default_backend() == "gpu"``, compute dtype float32 (float32, bfloat16 and
+float16 inputs) and at most :data:`MAX_COLS` entries along the normalised axis; everything
+else stays on the XLA path. It is off by default because its speed and its agreement with
+the XLA path have been checked only in Pallas' interpret mode on a CPU
+(``interpret=True``), not on GPU hardware. The kernel is forward only: the derivatives are
+the closed-form rules of :mod:`entmax_lib.entmax`. If Pallas is missing or the kernel fails
+to compile for a shape (e.g. an older jax), a warning is issued once and the XLA path is used.
 """
 
 from __future__ import annotations
@@ -32,9 +30,9 @@ import warnings
 import jax
 import jax.numpy as jnp
 
-from entmax_lib import entmax as _entmax
+from entmax_lib import threshold
 
-__all__ = ["MAX_COLS", "kernel_applies", "entmax_rows", "maybe_entmax_forward"]
+__all__ = ["MAX_COLS", "block_sums", "enabled", "entmax_rows", "kernel_applies", "maybe_entmax_forward"]
 
 MAX_COLS = 4096  # longest row kept whole on chip (padded to a power of two, as Triton needs)
 _BLOCK_ENTRIES = 4096  # rows per program × padded row length
@@ -65,9 +63,14 @@ def _triton_params(pl):
     return None if params is None else params(num_warps=4, num_stages=1)
 
 
+def enabled():
+    """Whether the switch is on: the environment variable ``ENTMAX_LIB_PALLAS`` is ``1``."""
+    return os.environ.get("ENTMAX_LIB_PALLAS") == "1"
+
+
 def kernel_applies(z, beta):
     """Whether :func:`maybe_entmax_forward` would try the kernel for ``z`` (compute dtype)."""
-    if os.environ.get("ENTMAX_LIB_DISABLE_PALLAS"):
+    if not enabled():
         return False
     if jax.default_backend() != "gpu" or z.dtype != jnp.float32:
         return False
@@ -80,20 +83,20 @@ def _block_shape(d):
     return max(1, min(16, _BLOCK_ENTRIES // cols)), cols
 
 
-def _register_sums(y, theta, beta):
-    """F, D, E of :func:`entmax_lib.entmax._threshold_sums` for a block held in registers.
+def block_sums(y, theta, beta):
+    """F, D, E of :func:`entmax_lib.threshold.threshold_sums` for a block held in registers.
 
     y = z − max z, shape (rows, cols); theta and a traced beta have shape (rows, 1). Unlike
     the XLA version there is no memory to save by recomputing: u^{q−1} and u^{q−2} come from
     u^q by division, so a step costs one log1p and one exp per entry.
     """
-    q_int = _entmax._integer_exponent(beta)
+    q_int = threshold.integer_exponent(beta)
     if q_int is not None:
         u = jnp.maximum(1.0 + beta * (y - theta), 0.0)
         power = lambda k: jax.lax.integer_pow(u, k) if k >= 1 else jnp.sign(u)
         terms = (power(q_int), power(q_int - 1), power(max(q_int - 2, 0)))
     else:
-        b = beta if isinstance(beta, float) else jnp.maximum(beta, _entmax._BETA_FLOOR)
+        b = beta if isinstance(beta, float) else jnp.maximum(beta, threshold.BETA_FLOOR)
         t = jnp.maximum(b * (y - theta), -1.0)
         p = jnp.exp(jnp.log1p(t) / b)  # 0 off the support (log1p(−1) = −inf)
         inv_u = 1.0 / jnp.maximum(1.0 + t, 1e-30)
@@ -121,8 +124,8 @@ def _make_kernel(beta_static, d, n_iter):
             invalid = invalid | (beta != beta)
         y = z - jnp.where(all_masked | invalid, 0.0, row_max)
         eps = float(jnp.finfo(z.dtype).eps)
-        rows = _entmax._initial_rows(beta, d, all_masked | invalid, z.dtype, exact)
-        sums = lambda theta: _register_sums(y, theta, beta)
+        rows = threshold.initial_state(beta, d, all_masked | invalid, z.dtype, exact)
+        sums = lambda theta: block_sums(y, theta, beta)
 
         def running(carry):
             i, rows = carry
@@ -131,12 +134,12 @@ def _make_kernel(beta_static, d, n_iter):
 
         def body(carry):
             i, rows = carry
-            return i + 1, _entmax._threshold_step(sums, beta, rows, eps, exact)
+            return i + 1, threshold.search_step(sums, beta, rows, eps, exact)
 
         _, rows = jax.lax.while_loop(running, body, (0, rows))
         theta = jnp.where(rows.done, rows.theta, rows.best)
         polish = jnp.where(rows.done, rows.polish, rows.best_polish)
-        p = _entmax._entmax_output(y, theta, polish, beta)
+        p = threshold.entmax_from_threshold(y, theta, polish, beta)
         # In registers a normalisation is free: it covers rows stopped by n_iter and the
         # non-integer 1/β, where the XLA path divides by the mass instead.
         p = p / jnp.sum(p, axis=1, keepdims=True)
@@ -156,7 +159,7 @@ def entmax_rows(z, beta, n_iter, *, interpret=False):
       interpret: run Pallas' interpreter instead of compiling (works on CPU, for tests).
 
     Returns:
-      p with the shape and dtype of z, as :func:`entmax_lib.entmax._bisect_forward` computes it.
+      p with the shape and dtype of z, as :func:`entmax_lib.threshold.entmax_forward` computes it.
     """
     pl = _pallas()
     batch, d = z.shape[:-1], z.shape[-1]
@@ -210,7 +213,7 @@ def _compiles(d, traced_beta, beta_static, n_iter):
 
 
 def maybe_entmax_forward(z, beta, n_iter):
-    """p from the fused kernel when it applies and compiles here, else None (use XLA)."""
+    """p from the fused kernel when the switch is on, it applies and it compiles here, else None."""
     if not kernel_applies(z, beta) or _pallas() is None:
         return None
     traced = not isinstance(beta, float)

@@ -10,8 +10,8 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
-from conftest import np_entmax
 from flax import nnx
+from references import np_entmax
 
 from entmax_lib.attention import (
     ALPHA_MAX,

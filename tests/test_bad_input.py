@@ -7,20 +7,12 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
-from conftest import np_alpha_grad, np_entmax
+from maps import MAPS
+from references import np_alpha_grad, np_entmax
 
 from entmax_lib import entmax15, entmax_bisect, softmax, sparsemax, tsallis_entmax
 
 INF = np.inf
-
-# name → (map of x alone, its α for the reference)
-MAPS = {
-    "softmax": (softmax, 1.0),
-    "sparsemax": (sparsemax, 2.0),
-    "entmax15": (entmax15, 1.5),
-    "bisect_fixed": (lambda z: entmax_bisect(z, 1.3), 1.3),
-    "bisect_learned": (lambda z: entmax_bisect(z, jnp.array(2.5)), 2.5),
-}
 
 
 # ----------------------------------------------------------------------------------------
@@ -137,7 +129,7 @@ def test_large_and_peaked_scores(dtype):
 
 
 def test_very_spread_scores_float32_match_float64():
-    """Scores of scale 1e4 (float32): the bisection must not lose the threshold (REFERENCE.md §1)."""
+    """Scores of scale 1e4 (float32): the threshold search must not lose the threshold."""
     z = jnp.asarray(1e4 * np.random.default_rng(2).standard_normal((64, 16)), jnp.float32)
     z = z.at[:, 1].set(z[:, 0] - 0.5)  # a close runner-up in every row: not all one-hot
     z64 = np.asarray(z, np.float64)
@@ -272,6 +264,46 @@ def test_bad_n_iter_raises():
         entmax_bisect(X, 1.5, n_iter=0)
     with pytest.raises(TypeError, match="n_iter"):
         entmax_bisect(X, 1.5, n_iter=2.5)
+    with pytest.raises(ValueError, match="n_iter"):  # not an OverflowError from deep inside jax
+        entmax_bisect(X, 1.5, n_iter=10**12)
+
+
+@pytest.mark.parametrize("flag", [True, np.bool_(True)])
+def test_booleans_are_not_integers(flag):
+    """``axis=True`` and ``n_iter=True`` are mistakes, not 1."""
+    with pytest.raises(TypeError, match="axis"):
+        sparsemax(X, axis=flag)
+    with pytest.raises(TypeError, match="n_iter"):
+        entmax_bisect(X, 1.5, n_iter=flag)
+    with pytest.raises(TypeError, match="num_iters"):
+        tsallis_entmax(X, 1.5, num_iters=flag)
+
+
+@pytest.mark.parametrize("dtype", [jnp.bfloat16, jnp.float16, jnp.float32, jnp.int32])
+def test_concrete_alpha_of_any_jax_real_dtype_is_accepted(dtype):
+    """bfloat16 is an ml_dtypes type, not a NumPy floating type: it must still count as a number."""
+    alpha = jnp.array(2 if dtype == jnp.int32 else 1.5, dtype)
+    want = np_entmax(np.asarray(X, np.float64), float(alpha))
+    np.testing.assert_allclose(entmax_bisect(X, alpha), want, atol=1e-12)
+    np.testing.assert_allclose(entmax_bisect(X, jnp.full((2, 1), alpha)), want, atol=1e-12)
+    with pytest.raises(ValueError, match="alpha"):
+        entmax_bisect(X, jnp.array(0.5, dtype) if dtype != jnp.int32 else jnp.array(0, dtype))
+
+
+def test_tsallis_entmax_errors_quote_the_value_unchanged():
+    """The error names tsallis_entmax's own arguments without rewriting the caller's value."""
+    with pytest.raises(TypeError, match=r"^q must be a real number or an array of them, got 'x'\.$"):
+        tsallis_entmax(X, "x")
+    with pytest.raises(TypeError, match=r"got 'alpha x'"):
+        tsallis_entmax(X, "alpha x")
+
+
+def test_tsallis_entmax_has_entmax_bisect_default_cap_in_float64():
+    """num_iters defaults to entmax_bisect's n_iter: 54 in float64, not 25."""
+    z = 3.0 * np.random.default_rng(0).standard_normal((8, 40))  # rows where 25 steps fall short at q = 5
+    for q in (1.3, 5.0):
+        np.testing.assert_array_equal(tsallis_entmax(z, q), entmax_bisect(z, q))
+        np.testing.assert_allclose(tsallis_entmax(z, q), np_entmax(z, q), rtol=0, atol=1e-12)
 
 
 def test_tsallis_entmax_errors_name_its_own_arguments():
@@ -303,6 +335,14 @@ def test_traced_alpha_below_one_is_softmax_with_zero_alpha_gradient():
     np.testing.assert_allclose(p[2], np_entmax(z[2], 1.5), atol=1e-12)
     assert galpha[0, 0] == 0.0 and galpha[1, 0] == 0.0
     assert abs(galpha[2, 0]) > 1e-3
+
+
+def test_traced_infinite_alpha_gives_nan():
+    """Documented in entmax_bisect: a traced α of +inf gives NaN in its row only."""
+    z = np.random.default_rng(8).standard_normal((2, 6))
+    p = jax.jit(entmax_bisect)(z, jnp.array([[np.inf], [1.5]]))
+    assert np.all(np.isnan(p[0])), p[0]
+    np.testing.assert_allclose(p[1], np_entmax(z[1], 1.5), atol=1e-12)
 
 
 def test_traced_nan_alpha_gives_nan():

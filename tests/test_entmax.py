@@ -1,7 +1,7 @@
 """Unit tests of entmax_lib's maps against independent references.
 
-Known values (REFERENCE.md §1), sort-based vs bisection, derivatives against finite
-differences and against naive formulas (REFERENCE.md §2), the α-cotangent reduction,
+Known values, the sort-based algorithms and bisection, derivatives against finite
+differences and against the papers' formulas (``references.py``), the α-cotangent reduction,
 JAX transformations, dtypes, axes and the float32 accuracy.
 
 Most checks run under ``jax.jit``: one compilation per test instead of one per primitive
@@ -15,7 +15,9 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
-from conftest import (
+from jax.test_util import check_grads
+from maps import DISTINCT_MAPS, MAPS
+from references import (
     np_alpha_grad,
     np_entmax,
     np_entmax15_sort,
@@ -23,7 +25,6 @@ from conftest import (
     np_sparsemax_sort,
     well_separated,
 )
-from jax.test_util import check_grads
 
 from entmax_lib import entmax15, entmax_bisect, softmax, sparsemax, tsallis_entmax
 
@@ -32,19 +33,9 @@ ALPHAS = [1.01, 1.33, 1.5, 1.9, 2.0, 2.5]
 bisect_fixed = jax.jit(entmax_bisect, static_argnames=("alpha", "axis", "n_iter"))  # α a Python float
 bisect_learned = jax.jit(entmax_bisect, static_argnames=("axis", "n_iter"))  # α traced
 
-# Every map as a function of x alone, with the α it computes (for the NumPy reference).
-MAPS = {
-    "softmax": (softmax, 1.0),
-    "sparsemax": (sparsemax, 2.0),
-    "entmax15": (entmax15, 1.5),
-    "bisect_fixed_alpha": (lambda z, axis=-1: entmax_bisect(z, 1.7, axis=axis), 1.7),
-    "bisect_array_alpha": (lambda z, axis=-1: entmax_bisect(z, jnp.array(1.3), axis=axis), 1.3),
-    "tsallis_entmax": (lambda z, axis=-1: tsallis_entmax(z, 2.4, axis=axis), 2.4),
-}
-
 
 # ----------------------------------------------------------------------------------------
-# Known values (REFERENCE.md §1, from the reference PyTorch package's documentation)
+# Known values (from the documentation of the PyTorch entmax package, github.com/deep-spin/entmax)
 # ----------------------------------------------------------------------------------------
 
 
@@ -331,7 +322,7 @@ def test_traced_alpha_one_inside_jit_is_softmax():
 # ----------------------------------------------------------------------------------------
 
 
-TRANSFORM_MAPS = [name for name in MAPS if name != "tsallis_entmax"]  # tsallis_entmax = entmax_bisect
+TRANSFORM_MAPS = list(DISTINCT_MAPS)
 
 
 @functools.cache
@@ -397,7 +388,7 @@ def test_vmap_and_jit_over_alpha():
 
 # Tolerances: the rounding of a value ≤ 1 to the output dtype (half an ulp at 1), plus slack.
 DTYPE_ATOL = {jnp.float16: 1e-3, jnp.bfloat16: 5e-3, jnp.float32: 1e-6, jnp.float64: 1e-12}
-DTYPE_MAPS = {name: MAPS[name] for name in MAPS if name != "tsallis_entmax"}  # tsallis_entmax = entmax_bisect
+DTYPE_MAPS = DISTINCT_MAPS
 
 
 @functools.cache

@@ -1,25 +1,19 @@
-"""Tests of the fast α-entmax forward (issue 6): accuracy, exactness, step counts, the kernel.
+"""Tests of the threshold search (:mod:`entmax_lib.threshold`): accuracy, exactness, step counts.
 
-The forward of ``entmax_bisect`` is a safeguarded Newton–Halley iteration on the threshold
-(:func:`entmax_lib.entmax._entmax_threshold`) instead of 25 bisection halvings, with exact
-support thresholds at α = 1.5 and 2, and a fused Pallas kernel on GPU
-(:mod:`entmax_lib.pallas_kernel`, checked here in Pallas' interpret mode on CPU).
-References are conftest's float64 NumPy bisection (200 halvings) and its sort-based
-sparsemax and 1.5-entmax (the library's own maps no longer sort).
+The maps' forward is a safeguarded Newton–Halley search on the threshold, with exact support
+thresholds at α = 1.5 and 2. References are the float64 NumPy bisection (200 halvings) and the
+sort-based sparsemax and 1.5-entmax of ``references.py``.
 
 Rows of many kinds and α share one compilation by carrying one α per row.
 """
-
-import warnings
 
 import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
-from conftest import np_entmax, np_entmax15_sort, np_sparsemax_sort, well_separated
+from references import np_entmax, np_entmax15_sort, np_sparsemax_sort, well_separated
 
-from entmax_lib import entmax as entmax_module
-from entmax_lib import entmax15, entmax_bisect, pallas_kernel, sparsemax
+from entmax_lib import entmax15, entmax_bisect, sparsemax, threshold
 
 ALPHAS = [1.0, 1.01, 1.2, 1.5, 1.7, 2.0]
 
@@ -53,7 +47,7 @@ def float32_rows(d, alphas, seed=0):
 
 
 def separated_rows(rng, n_rows, d, alpha):
-    """Rows drawn one at a time by conftest's ``well_separated`` (margin 0.05 from a support change)."""
+    """Rows drawn one at a time by ``well_separated`` (margin 0.05 from a support change)."""
     return np.concatenate([well_separated(rng, (1, d), alpha) for _ in range(n_rows)])
 
 
@@ -154,8 +148,8 @@ def test_exact_support_step_solves_the_support_in_one_step():
             beta = alpha - 1.0
             row_max = jnp.max(z, axis=-1, keepdims=True)
             theta_star = (1.0 - p_max[alpha] ** beta) / beta  # step from slightly left of it
-            F, D, E = entmax_module._threshold_sums(z, row_max, theta_star - 1e-9, beta)
-            out.append((theta_star - 1e-9 + entmax_module._exact_support_step(F, D, E, beta), theta_star))
+            F, D, E = threshold.threshold_sums(z, row_max, theta_star - 1e-9, beta)
+            out.append((theta_star - 1e-9 + threshold.exact_support_step(F, D, E, beta), theta_star))
         return out
 
     for landed, exact in landed_and_exact(jnp.asarray(z), p_max):
@@ -168,7 +162,7 @@ def test_exact_support_step_solves_the_support_in_one_step():
 
 
 def steps_taken(z, beta, n_iter=25):
-    return int(jax.jit(lambda z: entmax_module._entmax_threshold(z, beta, n_iter)[-1])(z))
+    return int(jax.jit(lambda z: threshold.find_threshold(z, beta, n_iter)[-1])(z))
 
 
 def test_far_fewer_steps_than_bisection():
@@ -208,7 +202,7 @@ def test_slow_rows_finish_in_the_gathered_tail_and_in_full():
     slow = 0.1 * rng.standard_normal((56, 512))  # narrow rows take Michelot many steps at α = 2
     z = np.concatenate([easy, slow]).astype(np.float32)  # 56 running rows > 64/16 gathered ones
     p = fixed(jnp.asarray(z), alpha=2.0)
-    assert steps_taken(jnp.asarray(z), 1.0) > entmax_module._FULL_STEPS
+    assert steps_taken(jnp.asarray(z), 1.0) > threshold.FULL_STEPS
     np.testing.assert_allclose(np.asarray(p, np.float64), np_entmax(z.astype(np.float64), 2.0), atol=1e-6)
 
 
@@ -229,61 +223,10 @@ def test_alpha_above_2_converges_by_safeguarded_newton():
     np.testing.assert_allclose(p, np_entmax(z, 4.0), rtol=0, atol=1e-12)
 
 
-# ----------------------------------------------------------------------------------------
-# The fused GPU kernel, in Pallas' interpret mode
-# ----------------------------------------------------------------------------------------
-
-
-def kernel_inputs():
-    rng = np.random.default_rng(14)
-    z = rng.standard_normal((2, 3, 40)).astype(np.float32)
-    z[0, 1, :30] = -np.inf  # masked entries
-    z[0, 2] = -np.inf  # an all-masked row
-    z[1, 0, 5] = np.nan  # an invalid row
-    alpha = np.array([[1.0, 1.3, 1.5], [2.0, 1.01, 1.8]], np.float32)[..., None]
-    return jnp.asarray(z), jnp.asarray(alpha)
-
-
-def test_kernel_matches_xla_forward_traced_alpha():
-    z, alpha = kernel_inputs()
-    got = pallas_kernel.entmax_rows(z, alpha - 1.0, 25, interpret=True)
-    want = entmax_module._bisect_forward(z, alpha - 1.0, 25)
-    np.testing.assert_allclose(got, want, rtol=0, atol=1e-6)
-    assert np.all(np.asarray(got[0, 2]) == 0) and np.all(np.isnan(got[1, 0]))
-    finite = np.asarray(z, np.float64)
-    ok = np.isfinite(finite).any(-1) & ~np.isnan(finite).any(-1)
-    np.testing.assert_allclose(np.asarray(got)[ok], np_entmax(finite[ok], np.asarray(alpha)[ok]), atol=1e-6)
-
-
-@pytest.mark.parametrize("alpha", [1.5])  # integer powers; the log1p/exp path is the traced one
-def test_kernel_matches_xla_forward_fixed_alpha(alpha):
-    z, _ = kernel_inputs()
-    got = pallas_kernel.entmax_rows(z, alpha - 1.0, 25, interpret=True)
-    want = entmax_module._bisect_forward(z, alpha - 1.0, 25)
-    np.testing.assert_allclose(got, want, rtol=0, atol=1e-6)
-
-
-def test_kernel_is_never_tried_on_cpu():
-    z = jnp.zeros((4, 8), jnp.float32)
-    assert jax.default_backend() == "cpu"
-    assert not pallas_kernel.kernel_applies(z, 0.5)
-    assert pallas_kernel.maybe_entmax_forward(z, 0.5, 25) is None
-
-
-def test_failure_to_compile_the_kernel_falls_back_to_xla_with_a_warning(monkeypatch):
-    """Pretend to be on a GPU with the kernel enabled: it cannot compile on this CPU, so XLA must answer."""
-    monkeypatch.setattr(jax, "default_backend", lambda: "gpu")
-    monkeypatch.setenv("ENTMAX_LIB_PALLAS", "1")  # the kernel is opt-in
-    pallas_kernel._compiles.cache_clear()
-    z = jnp.asarray(np.random.default_rng(15).standard_normal((4, 24)), jnp.float32)
-    with pytest.warns(RuntimeWarning, match="using the XLA implementation"):
-        p = entmax_bisect(z, 1.5)
-    np.testing.assert_allclose(
-        np.asarray(p, np.float64), np_entmax(np.asarray(z, np.float64), 1.5), atol=1e-6
-    )
-    with warnings.catch_warnings():
-        warnings.simplefilter("error")  # the failure is remembered: no second warning
-        entmax_bisect(z, 1.5)
-    monkeypatch.setenv("ENTMAX_LIB_DISABLE_PALLAS", "1")
-    assert not pallas_kernel.kernel_applies(z, 0.5)
-    pallas_kernel._compiles.cache_clear()
+@pytest.mark.parametrize("alpha", [3.0, 4.0, 5.0])
+def test_float32_error_at_large_alpha_stays_within_the_documented_resolution(alpha):
+    """entmax_bisect's docstring: in float32, entries are resolved down to (1.2e-7)^{1/(α−1)}."""
+    rng = np.random.default_rng(round(alpha))
+    z = rng.standard_normal((500, 32)) * rng.uniform(0.3, 3.0, (500, 1))
+    p32 = np.asarray(fixed(jnp.asarray(z, jnp.float32), alpha=alpha), np.float64)
+    assert np.abs(p32 - np_entmax(z, alpha)).max() < (1.2e-7) ** (1.0 / (alpha - 1.0))
