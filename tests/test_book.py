@@ -137,7 +137,8 @@ def test_notebook_starts_with_title_then_setup_cell(path, config):
     assert cells and cells[0]["cell_type"] == "markdown", (
         f"{path.name}: the first cell must be the title (markdown)"
     )
-    assert cell_source(cells[0]).startswith("# "), f"{path.name}: the first cell must start with a '# ' title"
+    title = re.sub(r"^\([\w-]+\)=\n", "", cell_source(cells[0]))  # an optional MyST label first
+    assert title.startswith("# "), f"{path.name}: the first cell must start with a '# ' title"
 
     first_code = next((cell for cell in cells if cell["cell_type"] == "code"), None)
     assert first_code is not None, f"{path.name} has no code cell"
@@ -192,3 +193,99 @@ def test_every_citation_is_in_the_bibliography():
     }
     unknown = {name: keys for name, keys in unknown.items() if keys}
     assert not unknown, f"citation keys missing from references.bib: {unknown}"
+
+
+# (5) One voice: hand-typed numbers that match the toc, no machine paths, every solution executed.
+
+CHAPTER_TITLE = re.compile(r"^# (\d+)\. ", re.M)  # after an optional label line
+CHAPTER_MENTION = re.compile(r"\b[Cc]hapter (\d+)\b")
+CHAPTER_LINK = re.compile(r"\[[Cc]hapter (\d+)\]\(([^)#\s]+?\.ipynb)(?:#[^)]*)?\)")
+EXERCISE_MENTION = re.compile(r"\b[Ee]xercises? \d+\b")
+MACHINE_PATH = re.compile(r"/work/|/home/\w|/Users/\w|/tmp/ipykernel|ipykernel_\d+|[A-Z]:\\\\Users")
+CODE_FENCE = re.compile(r"^\s*(```+|~~~+)\s*(\{code-cell\}|python|py|ipython3?)\b", re.M)
+
+
+def chapter_numbers(toc):
+    """{file name: number} from the titles "# N. …" of the notebooks, in toc order."""
+    numbers = {}
+    for entry in toc_files(toc):
+        path = ROOT / (entry + ".ipynb")
+        if path.exists():
+            match = CHAPTER_TITLE.search(cell_source(load_notebook(path)["cells"][0]))
+            if match:
+                numbers[path.name] = int(match.group(1))
+    return numbers
+
+
+def markdown_texts():
+    texts = {"intro.md": (ROOT / "intro.md").read_text("utf-8")}
+    texts.update({p.name: p.read_text("utf-8") for p in sorted(CHAPTERS.glob("*.md"))})
+    for path in NOTEBOOKS:
+        cells = load_notebook(path)["cells"]
+        texts[path.name] = "\n".join(cell_source(c) for c in cells if c["cell_type"] == "markdown")
+    return texts
+
+
+def test_numbered_chapters_follow_the_toc(toc):
+    """Sidebar order, prev/next and the global exercise numbering follow the toc: the chapter
+    numbers in the titles must increase along it, and match the file names."""
+    numbers = chapter_numbers(toc)
+    assert list(numbers.values()) == sorted(numbers.values()), f"toc order vs chapter numbers: {numbers}"
+    for name, number in numbers.items():
+        assert name.startswith(f"{number:02d}_"), f"{name} is titled chapter {number}"
+
+
+def test_hand_typed_chapter_numbers_match_the_toc(toc):
+    numbers = chapter_numbers(toc)
+    by_file = {name: n for name, n in numbers.items()}
+    problems = []
+    for name, text in markdown_texts().items():
+        for number in map(int, CHAPTER_MENTION.findall(text)):
+            if number not in numbers.values():
+                problems.append(f"{name}: 'Chapter {number}' is not a chapter of the toc")
+        for number, target in CHAPTER_LINK.findall(text):
+            linked = by_file.get(Path(target).name)
+            if linked != int(number):
+                problems.append(f"{name}: [Chapter {number}]({target}) links to chapter {linked}")
+    assert not problems, problems
+
+
+def test_exercises_are_referenced_by_label_not_number():
+    """Exercise numbers are global and follow the toc; a typed "exercise 1" goes stale."""
+    found = {name: EXERCISE_MENTION.findall(text) for name, text in markdown_texts().items()}
+    found = {name: hits for name, hits in found.items() if hits}
+    assert not found, f"use {{ref}}`label` for exercises: {found}"
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=notebook_id)
+def test_no_machine_paths_in_sources(path):
+    hits = [
+        line.strip()[:120]
+        for cell in load_notebook(path)["cells"]
+        for line in cell_source(cell).splitlines()
+        if MACHINE_PATH.search(line)
+    ]
+    assert not hits, f"{path.name} names paths of the build machine: {hits}"
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=notebook_id)
+def test_solutions_are_executed_code_not_markdown(path):
+    """Solutions use solution-start / solution-end with code cells between them (run by the build
+    and by nbval): never a fenced code block in markdown, nor the one-cell ``{solution}`` directive
+    (its content can only be markdown)."""
+    in_solution, problems = False, []
+    for index, cell in enumerate(load_notebook(path)["cells"]):
+        if cell["cell_type"] != "markdown":
+            continue
+        text = cell_source(cell)
+        if re.search(r"\{solution\}", text):
+            problems.append(f"cell {index} uses the one-cell {{solution}} directive")
+        # Split the cell at the directives so that a start and an end in one cell are both seen.
+        for part in re.split(r"(\{solution-(?:start|end)\})", text):
+            if part == "{solution-start}":
+                in_solution = True
+            elif part == "{solution-end}":
+                in_solution = False
+            elif in_solution and CODE_FENCE.search(part):
+                problems.append(f"cell {index}")
+    assert not problems, f"{path.name}: solution code in markdown (make it a code cell): {problems}"
