@@ -38,7 +38,11 @@ def _commands(block):
 
 
 def _make_dry_run(*args):
-    result = subprocess.run(["make", "-n", *args], cwd=ROOT, capture_output=True, text=True, check=True)
+    # A fresh make: not the child of a `make test` that is running these tests (its ARGS etc.).
+    inherited = ("MAKEFLAGS", "MFLAGS", "MAKELEVEL", "MAKEOVERRIDES")
+    env = {k: v for k, v in os.environ.items() if k not in inherited}
+    cmd = ["make", "-n", "--no-print-directory", *args]
+    result = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True, check=True)
     return [line.strip() for line in result.stdout.splitlines()]
 
 
