@@ -38,8 +38,9 @@ def _commands(block):
 
 
 def _make_dry_run(*args):
-    # A fresh make: not the child of a `make test` that is running these tests (its ARGS etc.).
-    inherited = ("MAKEFLAGS", "MFLAGS", "MAKELEVEL", "MAKEOVERRIDES")
+    # A fresh make, not the child of the `make test ARGS=...` that may be running these tests
+    # (make passes its flags and command-line variables on through the environment).
+    inherited = ("MAKEFLAGS", "MFLAGS", "MAKELEVEL", "MAKEOVERRIDES", "ARGS", "VENV", "EXTRAS", "PINS")
     env = {k: v for k, v in os.environ.items() if k not in inherited}
     cmd = ["make", "-n", "--no-print-directory", *args]
     result = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True, check=True)
