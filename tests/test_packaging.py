@@ -136,7 +136,7 @@ names = [m.name for m in pkgutil.walk_packages(entmax_lib.__path__, "entmax_lib.
 for name in names:
     importlib.import_module(name)
 import entmax_lib.toy, entmax_lib.translation
-print(len(names), float(entmax_lib.sparsemax(__import__("jax").numpy.array([0.0, 1.0]))[1]))
+print(len(names), float(entmax_lib.sparsemax(__import__("jax").numpy.array([0.0, 0.5]))[1]))
 """
     elsewhere = tmp_path / "elsewhere"
     elsewhere.mkdir()
