@@ -108,6 +108,14 @@ print("done")
 """
 
 
+def _kernel_env():
+    """The kernel's environment: no forcing of the bars, this checkout's entmax_lib importable."""
+    env = {k: v for k, v in os.environ.items() if k not in (ENV_VAR, "TQDM_DISABLE")}
+    root = os.path.dirname(os.path.dirname(progress_module.__file__))
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [root, env.get("PYTHONPATH")]))
+    return env
+
+
 def _run_in_kernel(kc, allow_stdin):
     outputs = []
     reply = kc.execute_interactive(_CELL, allow_stdin=allow_stdin, output_hook=outputs.append, timeout=120)
@@ -118,10 +126,7 @@ def _run_in_kernel(kc, allow_stdin):
 def test_real_kernel_headless_vs_front_end():
     """nbclient and nbval send allow_stdin=False: no output but the cell's own; a front end gets the bar."""
     jupyter_client = pytest.importorskip("jupyter_client")
-    env = {k: v for k, v in os.environ.items() if k not in (ENV_VAR, "TQDM_DISABLE")}
-    root = os.path.dirname(os.path.dirname(progress_module.__file__))
-    env["PYTHONPATH"] = os.pathsep.join(filter(None, [root, env.get("PYTHONPATH")]))
-    km, kc = jupyter_client.manager.start_new_kernel(kernel_name="python3", env=env)
+    km, kc = jupyter_client.manager.start_new_kernel(kernel_name="python3", env=_kernel_env())
     try:
         headless = _run_in_kernel(kc, allow_stdin=False)
         assert [m["content"].get("text") for m in headless] == ["done\n"]
@@ -133,3 +138,15 @@ def test_real_kernel_headless_vs_front_end():
     finally:
         kc.stop_channels()
         km.shutdown_kernel(now=True)
+
+
+def test_book_executor_records_no_progress_output(tmp_path):
+    """jupyter-book executes chapters with nbclient: the stored outputs hold no bar."""
+    nbclient = pytest.importorskip("nbclient")
+    nbformat = pytest.importorskip("nbformat")
+    notebook = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(_CELL)])
+    client = nbclient.NotebookClient(notebook, timeout=120, kernel_name="python3")
+    client.execute(env=_kernel_env(), cwd=str(tmp_path))
+    outputs = notebook.cells[0].outputs
+    assert [(o.output_type, o.get("text")) for o in outputs] == [("stream", "done\n")]
+    assert "widgets" not in notebook.metadata
