@@ -39,7 +39,7 @@ $(BIN)/python:
 	@$(PYTHON) -m venv $(VENV) || { echo "Could not create $(VENV). On Debian/Ubuntu: apt install python3-venv" >&2; exit 1; }
 
 $(STAMP): pyproject.toml Makefile | $(BIN)/python
-	@echo "Installing the project into $(VENV) (first time: a few minutes, ~600 MB)"
+	@echo "Installing the project with [$(EXTRAS)] into $(VENV) (new, or pyproject.toml changed; the first time downloads ~600 MB)"
 	$(BIN)/python -m pip install -q --upgrade pip
 	$(BIN)/python -m pip install -q -e ".[$(EXTRAS)]" $(PINS)
 	@touch $@
