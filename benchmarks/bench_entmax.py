@@ -36,6 +36,7 @@ import numpy as np
 
 import entmax_lib
 from entmax_lib import entmax15, entmax_bisect, sparsemax
+from entmax_lib.progress import progress, report
 
 DEFAULT_SHAPES = {"cpu": (8192, 512), "gpu": (65536, 1024)}
 
@@ -191,12 +192,15 @@ def run(args):
     )
     print(header)
     print("-" * len(header))
+    # The table goes to stdout through bar.write, so that a bar on the terminal does not tear it.
+    bar = progress(len(args.dtypes) * len(names), desc="benchmark", leave=False)
     for dtype_name in args.dtypes:
         dtype = jnp.dtype(dtype_name)
         x, alpha, w = make_inputs(rows, cols, dtype, args.scale)
         soft_fwd = forward_fn(_softmax)
         soft_fb = forward_backward_fn(_softmax, learned=False)
         for name in names:
+            report(bar, force=True, map=name, dtype=dtype_name)
             fn, _, learned = MAPS[name]
             fwd = time_against_softmax(
                 forward_fn(fn), soft_fwd, (x, alpha), (x, alpha), args.repeats, args.target_s
@@ -222,11 +226,13 @@ def run(args):
                 "max_abs_err": err,
             }
             results.append(row)
-            print(
+            bar.write(
                 f"{name:<26}{dtype_name:<10}{row['fwd_ms']:9.2f}{row['fwd_ratio']:9.1f}×"
                 f"{row['fwd_bwd_ms']:9.2f}{row['fwd_bwd_ratio']:9.1f}×{err:10.1e}",
-                flush=True,
+                file=sys.stdout,
             )
+            bar.update()
+    bar.close()
     return {
         "backend": backend,
         "device": jax.devices()[0].device_kind,

@@ -24,6 +24,8 @@ exactly zero weight (flax's default uses a large negative number instead).
 
 from __future__ import annotations
 
+import numbers
+
 import jax
 import jax.numpy as jnp
 from flax import nnx
@@ -65,7 +67,8 @@ def normalise_scores(scores, normaliser, alpha=None, n_iter=None):
     """Normalise attention scores row-wise (last axis) into attention weights.
 
     Args:
-      scores: (..., H, Lq, Lk) scores; ``-inf`` marks keys a query may not attend to.
+      scores: (..., H, Lq, Lk) scores; ``-inf`` marks keys a query may not attend to
+        ("alpha_entmax" needs the head axis: scores with fewer than 3 axes are an error).
       normaliser: "softmax", "entmax15" (exact, sort-based), "sparsemax" (exact) or
         "alpha_entmax" (``entmax_bisect``: iterative threshold search, differentiable w.r.t. α).
       alpha: for "alpha_entmax" only: one α ≥ 1 per head, shape (H,), or a number.
@@ -85,6 +88,11 @@ def normalise_scores(scores, normaliser, alpha=None, n_iter=None):
         return sparsemax(scores, axis=-1)
     if alpha is None:
         raise ValueError('normaliser "alpha_entmax" needs alpha: one value per head, shape (H,).')
+    if jnp.ndim(scores) < 3:
+        raise ValueError(
+            'normaliser "alpha_entmax" needs scores of shape (..., H, Lq, Lk) (α is per head, axis -3), '
+            f"got scores of shape {jnp.shape(scores)}."
+        )
     alpha = jnp.asarray(alpha)
     if alpha.ndim == 0:
         alpha = jnp.broadcast_to(alpha, (scores.shape[-3],))
@@ -192,7 +200,7 @@ class EntmaxMultiHeadAttention(nnx.Module):
     code) and α_h = clip(1 + sigmoid(a_h), 1.01, 2) (Correia et al., 2019).
 
     Args:
-      num_heads: H.
+      num_heads: H, a positive integer.
       in_features: size of the inputs' last axis.
       normaliser: one of :data:`NORMALISERS`.
       qkv_features: H·D (default ``in_features``); must be divisible by H.
@@ -216,6 +224,8 @@ class EntmaxMultiHeadAttention(nnx.Module):
         n_iter=None,
     ):
         _check_normaliser(normaliser)
+        if isinstance(num_heads, bool) or not isinstance(num_heads, numbers.Integral) or num_heads < 1:
+            raise ValueError(f"num_heads must be a positive integer, got {num_heads!r}.")
         qkv_features = in_features if qkv_features is None else qkv_features
         out_features = in_features if out_features is None else out_features
         if qkv_features % num_heads:

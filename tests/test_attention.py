@@ -210,3 +210,22 @@ def test_bad_arguments_raise():
         make_attention_fn("alpha_entmax")
     with pytest.raises(ValueError, match="alpha"):
         normalise_scores(jnp.zeros((2, HEADS, 3, 3)), "alpha_entmax", alpha=jnp.ones(3) * 1.5)
+
+
+@pytest.mark.parametrize("num_heads", [0, -2, 2.0, True])
+def test_num_heads_must_be_a_positive_integer(num_heads):
+    with pytest.raises(ValueError, match="num_heads must be a positive integer"):
+        EntmaxMultiHeadAttention(num_heads, FEATURES, "softmax", rngs=nnx.Rngs(0))
+
+
+def test_num_heads_accepts_numpy_integers():
+    assert EntmaxMultiHeadAttention(np.int64(2), FEATURES, "softmax", rngs=nnx.Rngs(0)).head_dim == 8
+
+
+@pytest.mark.parametrize("shape", [(5,), (3, 5)])
+def test_alpha_entmax_needs_a_head_axis(shape):
+    with pytest.raises(ValueError, match=r"scores of shape \(\.\.\., H, Lq, Lk\)"):
+        normalise_scores(jnp.zeros(shape), "alpha_entmax", 1.5)
+    # With a head axis the same call works: a number is one α for every head.
+    p = normalise_scores(jnp.zeros((2, 3, 5)), "alpha_entmax", 1.5)
+    np.testing.assert_allclose(np.asarray(p).sum(-1), 1.0, atol=1e-6)

@@ -1,6 +1,12 @@
-"""The package's metadata: pyproject.toml and environment.yml must list the same dependencies."""
+"""The package: pyproject.toml and environment.yml list the same dependencies, and the wheel that
+`pip install git+…` builds holds everything `import entmax_lib` and the experiments need."""
 
+import os
 import re
+import shutil
+import subprocess
+import sys
+import zipfile
 from pathlib import Path
 
 import pytest
@@ -49,3 +55,96 @@ def test_floor_versions_admitted():
 
 def test_no_pytorch():
     assert not any(r.startswith("torch") for r in _pyproject_requirements())
+
+
+# ----------------------------------------------------------------------------------------
+# The wheel: what `pip install git+…` (non-editable) installs
+# ----------------------------------------------------------------------------------------
+
+PACKAGE = ROOT / "entmax_lib"
+# Files a package directory may hold that are not needed at run time.
+NOT_SHIPPED = {".md"}
+
+
+def _package_files():
+    """Every module and data file of the package, relative to the repository root."""
+    return sorted(
+        p.relative_to(ROOT).as_posix()
+        for p in PACKAGE.rglob("*")
+        if p.is_file() and "__pycache__" not in p.parts and p.suffix not in NOT_SHIPPED | {".pyc"}
+    )
+
+
+def _pip(*args):
+    """Run pip offline (nothing to download: --no-deps, no build isolation)."""
+    cmd = [sys.executable, "-m", "pip", *args, "-q", "--no-index", "--disable-pip-version-check"]
+    result = subprocess.run(cmd, capture_output=True, text=True)
+    assert result.returncode == 0, result.stdout[-2000:] + result.stderr[-3000:]
+
+
+@pytest.fixture(scope="module")
+def wheel(tmp_path_factory):
+    """The wheel built offline from a copy of the sources (no stale build/ of the checkout)."""
+    import setuptools
+
+    major = int(setuptools.__version__.split(".")[0])
+    assert major >= 77, (
+        f"setuptools {setuptools.__version__} cannot build this project (>= 77 is in the test extra: "
+        'pip install -e ".[test]", which `make test` does)'
+    )
+    tmp = tmp_path_factory.mktemp("wheel")
+    src = tmp / "src"
+    ignore = shutil.ignore_patterns("__pycache__", "*.egg-info", "build", "dist")
+    shutil.copytree(PACKAGE, src / PACKAGE.name, ignore=ignore)
+    for name in ("pyproject.toml", "README.md", "LICENSE", "LICENSE-TEXT.md"):
+        shutil.copy2(ROOT / name, src / name)
+    cmd = [
+        sys.executable,
+        "-m",
+        "pip",
+        "wheel",
+        "--no-deps",
+        "--no-build-isolation",
+        "-q",
+        "-w",
+        str(tmp),
+        str(src),
+    ]
+    subprocess.run(cmd, check=True, capture_output=True, cwd=tmp)
+    (path,) = tmp.glob("entmax_lib-*.whl")
+    return path
+
+
+def test_wheel_contains_every_module_and_data_file(wheel):
+    with zipfile.ZipFile(wheel) as archive:
+        shipped = set(archive.namelist())
+    missing = [f for f in _package_files() if f not in shipped]
+    assert not missing, f"not in the wheel: {missing}"
+    assert "entmax_lib/translation/corpus.py" in shipped  # the experiments' parallel corpus
+
+
+def test_installed_wheel_imports_from_elsewhere(wheel, tmp_path):
+    """Install the wheel alone (--no-deps --target) and import every module from another directory."""
+    target = tmp_path / "site"
+    _pip("install", "--no-deps", "--target", str(target), str(wheel))
+    script = f"""
+import importlib, pkgutil, sys
+sys.path.insert(0, {str(target)!r})
+import entmax_lib
+assert entmax_lib.__file__.startswith({str(target)!r}), entmax_lib.__file__
+names = [m.name for m in pkgutil.walk_packages(entmax_lib.__path__, "entmax_lib.")]
+for name in names:
+    importlib.import_module(name)
+import entmax_lib.toy, entmax_lib.translation
+print(len(names), float(entmax_lib.sparsemax(__import__("jax").numpy.array([0.0, 0.5]))[1]))
+"""
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    result = subprocess.run(
+        [sys.executable, "-c", script], cwd=elsewhere, env=env, capture_output=True, text=True
+    )
+    assert result.returncode == 0, result.stderr[-3000:]
+    count, value = result.stdout.split()
+    assert int(count) >= len([f for f in _package_files() if f.endswith(".py")]) - 1  # minus __init__
+    assert float(value) == 0.75

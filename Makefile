@@ -1,0 +1,66 @@
+# The entmax book in two commands, each setting itself up on first use:
+#
+#   make book    build the book (every notebook executed) into _build/html
+#   make test    run every test: unit tests + every notebook (nbval); extra pytest
+#                arguments with ARGS, e.g.  make test ARGS="-m 'not slow' tests entmax_lib"
+#
+# Both create the virtual environment .venv if it is missing and install the project with
+# its test and book extras into it; they reinstall when pyproject.toml (or this file)
+# changes. Only python3 (>= 3.10), git and make are needed. The commands they wrap are the
+# README's long form: `jupyter-book build -W -n --keep-going .` and `python -m pytest`.
+#
+#   make test-floor   the same tests on Colab's versions, in .venv-floor
+#   make lint         ruff check + format check
+#   make clean        remove the built book (_build); the environments stay
+
+PYTHON ?= python3
+VENV ?= .venv
+EXTRAS ?= test,book
+PINS ?=
+ARGS ?=
+
+# Colab's versions: the lower bounds in pyproject.toml must be real.
+FLOOR_PINS := jax==0.7.2 jaxlib==0.7.2 flax==0.11.2 optax==0.2.8 ipywidgets==7.7.1 "numpy==2.1.*"
+
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed
+# The environment's tools come first on the PATH, also for the kernels the notebooks run in.
+export PATH := $(abspath $(BIN)):$(PATH)
+export VIRTUAL_ENV := $(abspath $(VENV))
+
+.DEFAULT_GOAL := help
+.PHONY: help setup book test test-floor lint clean
+
+help:
+	@sed -n '1,/^$$/p' Makefile
+
+$(BIN)/python:
+	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 10) else "Python >= 3.10 is needed, this is " + sys.version.split()[0] + " (set PYTHON=...)")'
+	@$(PYTHON) -m venv $(VENV) || { echo "Could not create $(VENV). On Debian/Ubuntu: apt install python3-venv" >&2; exit 1; }
+
+$(STAMP): pyproject.toml Makefile | $(BIN)/python
+	@echo "Installing the project with [$(EXTRAS)] into $(VENV) (new, or pyproject.toml changed; the first time downloads ~600 MB)"
+	$(BIN)/python -m pip install -q --upgrade pip
+	$(BIN)/python -m pip install -q -e ".[$(EXTRAS)]" $(PINS)
+	@touch $@
+
+setup: $(STAMP)
+
+book: $(STAMP)
+	jupyter-book build -W -n --keep-going .
+
+test: $(STAMP)
+	python -m pytest $(ARGS)
+
+FLOOR := VENV=.venv-floor EXTRAS=test PINS='$(FLOOR_PINS)'
+test-floor:
+	@$(MAKE) --no-print-directory setup $(FLOOR)
+	@.venv-floor/bin/python -c "import jax, flax, optax, numpy, ipywidgets; print('floor:', jax.__version__, flax.__version__, optax.__version__, numpy.__version__, ipywidgets.__version__)"
+	@$(MAKE) --no-print-directory test $(FLOOR)
+
+lint: $(STAMP)
+	ruff check .
+	ruff format --check .
+
+clean:
+	rm -rf _build
