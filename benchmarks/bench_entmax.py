@@ -4,7 +4,8 @@ For each map and dtype it reports the median time of the forward pass and of for
 backward (the gradient of a scalar loss; with a learned α the α-gradient is on too), as a
 ratio to ``jax.nn.softmax`` measured in the same rounds (each round times softmax, then the
 candidate, so that load from other processes affects both), and the largest absolute error
-against a float64 NumPy reference (plain bisection, 200 halvings, on a subset of rows).
+against the unit tests' float64 NumPy reference (plain bisection, 200 halvings, on a subset of
+rows).
 
 Maps: ``sparsemax``, ``entmax15``, ``entmax_bisect`` with α = 1.5 (a Python float) and
 ``entmax_bisect`` with one learned α per row (an array argument of the jitted function,
@@ -16,8 +17,8 @@ Usage::
     python benchmarks/bench_entmax.py --rows 2048 --cols 256 --repeats 5 --out /tmp/r.json
 
 Default shapes: 8192 × 512 on CPU, 65536 × 1024 on GPU. On GPU, ``--pallas`` lets
-``entmax_bisect`` use the fused Pallas kernel where it applies (it is opt-in until measured:
-``ENTMAX_LIB_PALLAS=1``); run with and without it to compare.
+``entmax_bisect`` use the fused Pallas kernel where it applies (it is off unless
+``ENTMAX_LIB_PALLAS=1``, see ``entmax_lib.pallas_kernel``); run with and without it to compare.
 """
 
 from __future__ import annotations
@@ -124,25 +125,12 @@ def time_against_softmax(candidate, reference, args, ref_args, repeats, target_s
 
 
 # ----------------------------------------------------------------------------------------
-# Accuracy: a float64 NumPy reference independent of the library
+# Accuracy: the float64 NumPy reference of the unit tests (tests/references.py), independent
+# of the library
 # ----------------------------------------------------------------------------------------
 
-
-def reference_entmax(z, alpha, n_iter=200):
-    """entmax_α along the last axis by plain bisection on τ in float64 (REFERENCE.md §1)."""
-    z = np.asarray(z, np.float64)
-    alpha = np.broadcast_to(np.asarray(alpha, np.float64), z.shape[:-1] + (1,))
-    z = z - z.max(-1, keepdims=True)
-    beta = alpha - 1.0
-    x = beta * z
-    lo = np.full(alpha.shape, -1.0)
-    hi = -((1.0 / z.shape[-1]) ** beta)
-    for _ in range(n_iter):
-        mid = 0.5 * (lo + hi)
-        mass = np.sum(np.maximum(x - mid, 0.0) ** (1.0 / beta), axis=-1, keepdims=True)
-        lo, hi = np.where(mass >= 1, mid, lo), np.where(mass >= 1, hi, mid)
-    p = np.maximum(x - lo, 0.0) ** (1.0 / beta)
-    return p / p.sum(-1, keepdims=True)
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests"))
+from references import np_entmax as reference_entmax  # noqa: E402
 
 
 def max_abs_error(fn, x, alpha, learned, ref_rows):
