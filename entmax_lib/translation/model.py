@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import numbers
 
 import jax
 import jax.numpy as jnp
@@ -53,6 +54,9 @@ class ModelConfig:
       pad_id: the padding token (masked as a key everywhere).
       bisect_iters: the most threshold-search iterations of learned-α entmax (None: the
         library default, 25 in float32, the paper's bisection budget).
+
+    >>> ModelConfig(vocab_size=100, normaliser="alpha_entmax").d_model // ModelConfig(100).num_heads
+    16
     """
 
     vocab_size: int
@@ -68,15 +72,38 @@ class ModelConfig:
     def __post_init__(self):
         if self.normaliser not in NORMALISERS:
             raise ValueError(f"normaliser must be one of {NORMALISERS}, got {self.normaliser!r}.")
+        for name in ("vocab_size", "d_model", "num_heads", "num_layers", "d_ff", "max_len"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < 1:
+                raise ValueError(f"{name} must be a positive integer, got {value!r}.")
         if self.d_model % self.num_heads:
             raise ValueError(f"d_model={self.d_model} is not divisible by num_heads={self.num_heads}.")
-        for name in ("vocab_size", "d_model", "num_heads", "num_layers", "d_ff", "max_len"):
-            if getattr(self, name) < 1:
-                raise ValueError(f"{name} must be positive, got {getattr(self, name)}.")
+        if self.bisect_iters is not None and (
+            isinstance(self.bisect_iters, bool)
+            or not isinstance(self.bisect_iters, numbers.Integral)
+            or self.bisect_iters < 1
+        ):
+            raise ValueError(f"bisect_iters must be None or a positive integer, got {self.bisect_iters!r}.")
 
 
 def sinusoidal_positions(length, d_model):
-    """PE[t, 2i] = sin(t / 10000^{2i/d}), PE[t, 2i+1] = cos(t / 10000^{2i/d}); shape (length, d_model)."""
+    """The sinusoidal position table of Vaswani et al. (2017).
+
+    PE[t, 2i] = sin(t / 10000^{2i/d}), PE[t, 2i+1] = cos(t / 10000^{2i/d}).
+
+    Args:
+      length: number of positions.
+      d_model: width d.
+
+    Returns:
+      (length, d_model) float32 array.
+
+    References:
+      Vaswani et al. (2017), Attention Is All You Need: https://arxiv.org/abs/1706.03762
+
+    >>> np.round(sinusoidal_positions(2, 4).astype(float), 3).tolist()
+    [[0.0, 1.0, 0.0, 1.0], [0.841, 0.54, 0.01, 1.0]]
+    """
     position = np.arange(length)[:, None]
     rate = np.exp(-np.log(10000.0) * np.arange(0, d_model, 2) / d_model)
     table = np.zeros((length, d_model), np.float32)
@@ -290,12 +317,22 @@ def greedy_decode(model, src, max_len, bos_id, eos_id):
     Args:
       model: a :class:`Transformer`.
       src: (B, S) int source ids (padded with ``model.config.pad_id``).
-      max_len: number of target tokens to generate (the output's length).
+      max_len: number of target tokens to generate (the output's length), at most the model's
+        ``config.max_len`` (the positions it has embeddings for).
       bos_id, eos_id: begin/end-of-sentence ids. After EOS a row is filled with padding.
 
     Returns:
       (B, max_len) int32 numpy array of generated ids (EOS included, then pad).
+
+    Raises:
+      ValueError if ``max_len`` is not an integer in [1, ``model.config.max_len``].
     """
+    if isinstance(max_len, bool) or not isinstance(max_len, numbers.Integral):
+        raise ValueError(f"max_len must be an integer, got {max_len!r}.")
+    if not 1 <= max_len <= model.config.max_len:
+        raise ValueError(
+            f"max_len must be in [1, {model.config.max_len}] (the positional table's length), got {max_len}."
+        )
     graphdef, state = nnx.split(model)
     src = jnp.asarray(src, jnp.int32)
     out = _greedy_jit(graphdef, state, src, int(max_len), int(bos_id), int(eos_id), model.config.pad_id)
