@@ -205,14 +205,14 @@ def alignment_agreement(cross_attn, gold_align) -> dict[str, float]:
 
 
 def __getattr__(name):
-    # corpus_bleu and corpus_chrf moved to entmax_lib.translation.scoring; the old names still work.
+    # corpus_bleu and corpus_chrf live in entmax_lib.translation.scoring; imports from here still work.
     if name in ("corpus_bleu", "corpus_chrf"):
         import warnings
 
         from entmax_lib.translation import scoring
 
         warnings.warn(
-            f"entmax_lib.metrics.{name} moved to entmax_lib.translation.scoring.{name}",
+            f"entmax_lib.metrics.{name} is deprecated: use entmax_lib.translation.scoring.{name}",
             DeprecationWarning,
             stacklevel=2,
         )

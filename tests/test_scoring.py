@@ -48,7 +48,7 @@ def test_generated_sentences_are_already_13a_tokenised():
 def test_old_import_path_still_works():
     from entmax_lib import metrics
 
-    with pytest.warns(DeprecationWarning, match="scoring"):
+    with pytest.warns(DeprecationWarning, match="translation.scoring"):
         assert metrics.corpus_bleu is corpus_bleu
     with pytest.raises(AttributeError):
         metrics.no_such_name  # noqa: B018

@@ -71,6 +71,9 @@ DEFAULTS = {
     "num_layers": 3,
     "d_ff": 128,
     "bisect_iters": None,
+    "dropout": 0.0,
+    "attention_dropout": 0.0,
+    "ffn_dropout": 0.0,
     "seed": 0,
     # training
     "steps": 800,
@@ -78,6 +81,8 @@ DEFAULTS = {
     "learning_rate": 6e-3,
     "warmup_steps": 50,
     "label_smoothing": 0.0,
+    "schedule": "cosine",
+    "alpha_learning_rate": None,
     "record_every": 10,
     # analysis
     "density_bins": 20,
@@ -107,6 +112,9 @@ def _model_config(config, normaliser, vocab_size, pad_id=0):
         max_len=max(config["max_src_len"], config["max_tgt_len"]),
         pad_id=pad_id,
         bisect_iters=config["bisect_iters"],
+        dropout=config["dropout"],
+        attention_dropout=config["attention_dropout"],
+        ffn_dropout=config["ffn_dropout"],
     )
 
 
@@ -123,6 +131,8 @@ def _train_config(config):
         label_smoothing=config["label_smoothing"],
         seed=config["seed"],
         record_every=config["record_every"],
+        schedule=config["schedule"],
+        alpha_learning_rate=config["alpha_learning_rate"],
     )
 
 

@@ -4,8 +4,10 @@ The loss is the token-level cross-entropy of teacher-forced decoding,
 
     L = − (1/N) Σ_{b,t: y_bt ≠ pad} log p(y_bt | y_b,<t, x_b),
 
-optionally label-smoothed. The optimiser is Adam with linear warm-up and cosine decay and
-global-norm gradient clipping. The train step is one ``jax.jit``-compiled pure function of
+optionally label-smoothed. The optimiser is Adam with global-norm gradient clipping and a
+linear warm-up followed by cosine decay (default) or inverse-square-root decay; the α logits
+can have their own learning rate. Dropout (rates in the model's config) draws fresh masks
+every step from ``seed``. The train step is one ``jax.jit``-compiled pure function of
 the parameters (the model is split with ``nnx.split`` once, merged back at the end), so it
 runs unchanged on CPU, GPU or TPU.
 
@@ -29,7 +31,9 @@ from flax import nnx
 
 from entmax_lib.translation.data import batches
 
-__all__ = ["TrainConfig", "cross_entropy", "make_optimizer", "train"]
+__all__ = ["TrainConfig", "cross_entropy", "learning_rate_schedule", "make_optimizer", "train"]
+
+SCHEDULES = ("cosine", "inverse_sqrt")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -43,11 +47,15 @@ class TrainConfig:
       steps: number of optimiser steps.
       batch_size: sentence pairs per step (every batch has exactly this size: fixed shapes).
       learning_rate: peak learning rate after warm-up.
-      warmup_steps: linear warm-up length; then cosine decay to 10 % of the peak.
+      warmup_steps: linear warm-up length (≥ 1 for "inverse_sqrt").
       clip_norm: global gradient-norm clipping threshold.
       label_smoothing: ε of label smoothing (0 = plain cross-entropy).
-      seed: seed of the batch order.
+      seed: seed of the batch order and of the dropout masks.
       record_every: record the loss and α every this many steps.
+      schedule: after the warm-up, "cosine" decay to 10 % of the peak at the last step, or
+        "inverse_sqrt" decay ∝ 1/√step (see :func:`learning_rate_schedule`).
+      alpha_learning_rate: peak learning rate of the α logits (learned-α models), following the
+        same schedule shape; None: ``learning_rate``; 0 freezes α.
     """
 
     steps: int = 1000
@@ -58,6 +66,8 @@ class TrainConfig:
     label_smoothing: float = 0.0
     seed: int = 0
     record_every: int = 10
+    schedule: str = "cosine"
+    alpha_learning_rate: float | None = None
 
     def __post_init__(self):
         for name in ("steps", "batch_size", "record_every", "warmup_steps", "seed"):
@@ -75,6 +85,15 @@ class TrainConfig:
                 raise ValueError(f"{name} must be a positive finite number, got {value!r}.")
         if not 0.0 <= self.label_smoothing < 1.0:
             raise ValueError(f"label_smoothing must be in [0, 1), got {self.label_smoothing}.")
+        if self.schedule not in SCHEDULES:
+            raise ValueError(f"schedule must be one of {SCHEDULES}, got {self.schedule!r}.")
+        if self.schedule == "inverse_sqrt" and self.warmup_steps < 1:
+            raise ValueError("the inverse_sqrt schedule needs warmup_steps ≥ 1.")
+        lr = self.alpha_learning_rate
+        if lr is not None and (
+            isinstance(lr, bool) or not isinstance(lr, numbers.Real) or not 0 <= lr < math.inf
+        ):
+            raise ValueError(f"alpha_learning_rate must be None or a finite number ≥ 0, got {lr!r}.")
 
 
 def cross_entropy(logits, targets, pad_id=0, label_smoothing=0.0):
@@ -99,11 +118,53 @@ def cross_entropy(logits, targets, pad_id=0, label_smoothing=0.0):
     return jnp.sum(nll * weight) / jnp.maximum(jnp.sum(weight), 1.0)
 
 
-def make_optimizer(config):
-    """Adam(β₂ = 0.98) with linear warm-up to ``learning_rate``, cosine decay, gradient clipping.
+def learning_rate_schedule(config):
+    """The learning rate as a function of the update count c (0 for the first update).
 
-    lr(t) = peak · t / warmup for t < warmup, then peak · (0.1 + 0.9 · ½ (1 + cos(π (t − warmup) /
-    (steps − warmup)))), reaching 10 % of the peak at the last step.
+    "cosine" (optax's warm-up cosine decay): lr(c) = peak · c / w for c < w, then
+    peak · (0.1 + 0.9 · ½ (1 + cos(π (c − w) / (steps − w)))), 10 % of the peak at c = steps.
+
+    "inverse_sqrt" (Vaswani et al., 2017, §5.3, scaled to peak at step w): with s = c + 1 the
+    step being taken, lr(s) = peak · min(s / w, √(w / s)).
+
+    Args:
+      config: a :class:`TrainConfig` (``learning_rate`` = peak, ``warmup_steps`` = w).
+
+    Returns:
+      a function of the (integer or traced) count, an optax schedule.
+
+    References:
+      Loshchilov & Hutter (2017), SGDR: https://arxiv.org/abs/1608.03983 ;
+      Vaswani et al. (2017), Attention Is All You Need: https://arxiv.org/abs/1706.03762
+
+    >>> schedule = learning_rate_schedule(TrainConfig(steps=100, learning_rate=1.0, warmup_steps=4,
+    ...                                               schedule="inverse_sqrt"))
+    >>> [round(float(schedule(c)), 3) for c in (0, 3, 15, 99)]
+    [0.25, 1.0, 0.5, 0.2]
+    """
+    peak, warmup = config.learning_rate, config.warmup_steps
+    if config.schedule == "inverse_sqrt":
+
+        def inverse_sqrt(count):
+            step = jnp.asarray(count, jnp.float32) + 1.0
+            return peak * jnp.minimum(step / warmup, jnp.sqrt(warmup / step))
+
+        return inverse_sqrt
+    return optax.warmup_cosine_decay_schedule(
+        init_value=0.0, peak_value=peak, warmup_steps=warmup, decay_steps=config.steps, end_value=0.1 * peak
+    )
+
+
+def _is_alpha(path):
+    return any(getattr(key, "key", None) == "alpha_logit" for key in path)
+
+
+def make_optimizer(config):
+    """Adam(β₂ = 0.98) with gradient clipping and the schedule of :func:`learning_rate_schedule`.
+
+    The global gradient norm is clipped to ``clip_norm`` first. With ``alpha_learning_rate``
+    the α logits (parameters named ``alpha_logit``) get their own Adam whose learning rate is the
+    same schedule scaled by ``alpha_learning_rate / learning_rate``.
 
     Args:
       config: a :class:`TrainConfig`.
@@ -112,27 +173,34 @@ def make_optimizer(config):
       an ``optax.GradientTransformation``.
 
     References:
-      Kingma & Ba (2015), Adam: https://arxiv.org/abs/1412.6980 ;
-      Loshchilov & Hutter (2017), cosine schedule: https://arxiv.org/abs/1608.03983 .
+      Kingma & Ba (2015), Adam: https://arxiv.org/abs/1412.6980
 
     >>> optimizer = make_optimizer(TrainConfig(steps=10, warmup_steps=2))
     >>> state = optimizer.init({"w": jnp.zeros(3)})
     """
-    schedule = optax.warmup_cosine_decay_schedule(
-        init_value=0.0,
-        peak_value=config.learning_rate,
-        warmup_steps=config.warmup_steps,
-        decay_steps=config.steps,
-        end_value=0.1 * config.learning_rate,
-    )
-    return optax.chain(optax.clip_by_global_norm(config.clip_norm), optax.adam(schedule, b2=0.98))
+    schedule = learning_rate_schedule(config)
+    clip = optax.clip_by_global_norm(config.clip_norm)
+    if config.alpha_learning_rate is None:
+        return optax.chain(clip, optax.adam(schedule, b2=0.98))
+    scale = config.alpha_learning_rate / config.learning_rate
+    adams = {
+        "alpha": optax.adam(lambda count: scale * schedule(count), b2=0.98),
+        "rest": optax.adam(schedule, b2=0.98),
+    }
+
+    def labels(params):
+        return jax.tree_util.tree_map_with_path(
+            lambda path, _: "alpha" if _is_alpha(path) else "rest", params
+        )
+
+    return optax.chain(clip, optax.multi_transform(adams, labels))
 
 
 @functools.partial(jax.jit, static_argnums=(0, 1, 2, 3))
-def _train_step(graphdef, optimizer, pad_id, label_smoothing, params, rest, opt_state, batch):
+def _train_step(graphdef, optimizer, pad_id, label_smoothing, params, rest, opt_state, batch, dropout_key):
     def loss_fn(params):
         model = nnx.merge(graphdef, params, rest)
-        logits = model(batch["src"], batch["tgt_in"])
+        logits = model(batch["src"], batch["tgt_in"], dropout_key=dropout_key)
         return cross_entropy(logits, batch["tgt_out"], pad_id, label_smoothing)
 
     loss, grads = jax.value_and_grad(loss_fn)(params)
@@ -178,12 +246,23 @@ def train(model, arrays, config, progress=None):
         record_alpha(0)
     # full-size batches, a fresh permutation every epoch: one shape, one compilation
     minibatches = batches(columns, config.batch_size, config.seed)
+    rates = (model.config.dropout, model.config.attention_dropout, model.config.ffn_dropout)
+    dropout_key = jax.random.key(config.seed) if any(rates) else None
     start = time.perf_counter()
     running = []
     for step in range(1, config.steps + 1):
         batch = next(minibatches)
+        step_key = None if dropout_key is None else jax.random.fold_in(dropout_key, step)
         params, opt_state, loss = _train_step(
-            graphdef, optimizer, model.config.pad_id, config.label_smoothing, params, rest, opt_state, batch
+            graphdef,
+            optimizer,
+            model.config.pad_id,
+            config.label_smoothing,
+            params,
+            rest,
+            opt_state,
+            batch,
+            step_key,
         )
         running.append(loss)
         if step == 1:
