@@ -1,4 +1,4 @@
-"""Attention analyses of Correia, Niculae & Martins (2019, §5) and translation quality scores.
+"""Attention analyses of Correia, Niculae & Martins (2019, §5).
 
 All functions take NumPy (or JAX) arrays and return NumPy values or floats. An attention array
 has shape (..., Lq, Lk): row ``[..., q, :]`` holds the weights query q puts on the Lk keys and sums
@@ -17,20 +17,18 @@ Definitions (REFERENCE §3, from the paper's §5):
 - subword-merging score of a word's cluster C of pieces: max_{i∈C} Σ_{j∈C, j≠i} p_ij if |C| > 1,
   p_ii if |C| = 1; averaged over clusters;
 - interrogation score = mean weight that interrogative words put on "?";
-- (beyond the paper) agreement of context attention with gold word alignments;
-- BLEU and chrF with sacrebleu's defaults (13a tokenisation for BLEU).
+- (beyond the paper) agreement of context attention with gold word alignments.
+
+BLEU and chrF are in :mod:`entmax_lib.translation.scoring`.
 """
 
 from __future__ import annotations
 
 import numpy as np
-import sacrebleu
 
 __all__ = [
     "alignment_agreement",
     "attention_density",
-    "corpus_bleu",
-    "corpus_chrf",
     "head_diversity",
     "interrogation_score",
     "positional_confidence",
@@ -206,26 +204,17 @@ def alignment_agreement(cross_attn, gold_align) -> dict[str, float]:
     }
 
 
-def _check_corpus(hyps, refs) -> tuple[list[str], list[str]]:
-    hyps, refs = list(hyps), list(refs)
-    if len(hyps) != len(refs):
-        raise ValueError(f"{len(hyps)} hypotheses but {len(refs)} references")
-    if not hyps:
-        raise ValueError("empty corpus")
-    return hyps, refs
+def __getattr__(name):
+    # corpus_bleu and corpus_chrf live in entmax_lib.translation.scoring; imports from here still work.
+    if name in ("corpus_bleu", "corpus_chrf"):
+        import warnings
 
+        from entmax_lib.translation import scoring
 
-def corpus_bleu(hyps: list[str], refs: list[str]) -> float:
-    """Corpus BLEU (0–100) of detokenised hypotheses against one reference each.
-
-    sacrebleu's defaults: 13a tokenisation, 4-gram precisions, brevity penalty (Papineni et al.,
-    2002). The paper reports tokenised BLEU on real test sets; these numbers are not comparable.
-    """
-    hyps, refs = _check_corpus(hyps, refs)
-    return float(sacrebleu.corpus_bleu(hyps, [refs]).score)
-
-
-def corpus_chrf(hyps: list[str], refs: list[str]) -> float:
-    """Corpus chrF (0–100), sacrebleu's defaults (character 6-grams, β = 2; Popović, 2015)."""
-    hyps, refs = _check_corpus(hyps, refs)
-    return float(sacrebleu.corpus_chrf(hyps, [refs]).score)
+        warnings.warn(
+            f"entmax_lib.metrics.{name} is deprecated: use entmax_lib.translation.scoring.{name}",
+            DeprecationWarning,
+            stacklevel=2,
+        )
+        return getattr(scoring, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

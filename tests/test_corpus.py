@@ -1,4 +1,4 @@
-"""The generated English → German corpus: grammar, alignments, splits and TSV files.
+"""The generated English → German corpus: lexicon, grammar, alignments and splits.
 
 The German expectations below are written by hand from German grammar (articles by gender and
 case, adjective endings, verb positions), not derived from the generator's tables.
@@ -10,15 +10,8 @@ import re
 
 import pytest
 
-from entmax_lib.translation import corpus
-from entmax_lib.translation.corpus import (
-    INTERROGATIVES,
-    Example,
-    generate_corpus,
-    load_tsv,
-    make_splits,
-    write_tsv,
-)
+from entmax_lib.translation import corpus, grammar, lexicon
+from entmax_lib.translation.corpus import INTERROGATIVES, generate_corpus, make_splits
 
 PUNCTUATION = {".", "?", ","}
 
@@ -34,22 +27,22 @@ _keys = itertools.count(1)
 
 
 def noun_phrase(en_sg, determiner="the", adjective=None, plural=False, kind="noun"):
-    noun = next(n for n in corpus.NOUNS if n.en_sg == en_sg)
-    adj = next(a for a in corpus.ADJECTIVES if a.en == adjective) if adjective else None
+    noun = next(n for n in lexicon.NOUNS if n.en_sg == en_sg)
+    adj = next(a for a in lexicon.ADJECTIVES if a.en == adjective) if adjective else None
     keys = (next(_keys), next(_keys), next(_keys))
-    return corpus._NP(kind, noun, determiner, adj, plural, keys=keys)
+    return grammar.NounPhrase(kind, noun, determiner, adj, plural, keys=keys)
 
 
 def pronoun(code):
-    return corpus._NP("pronoun", pronoun=code, keys=(next(_keys), next(_keys), next(_keys)))
+    return grammar.NounPhrase("pronoun", pronoun=code, keys=(next(_keys), next(_keys), next(_keys)))
 
 
 def verb(german_infinitive):
-    return next(v for v in corpus.VERBS if v.de_infinitive == german_infinitive)
+    return next(v for v in lexicon.VERBS if v.de_infinitive == german_infinitive)
 
 
 def clause(subject, infinitive, tense="pres", **parts):
-    return corpus._Clause(subject, verb(infinitive), tense, (next(_keys), next(_keys)), **parts)
+    return grammar.Clause(subject, verb(infinitive), tense, (next(_keys), next(_keys)), **parts)
 
 
 def words(tokens):
@@ -87,11 +80,11 @@ def test_noun_phrase_agreement(english, args, case, german):
 
 
 def test_prepositional_phrases_govern_case_and_contract():
-    house = corpus._PP("loc", "in", noun_phrase("house"), next(_keys))
-    school = corpus._PP("loc", "in", noun_phrase("school"), next(_keys))
-    beside = corpus._PP("loc", "next to", noun_phrase("garden", "a"), next(_keys))
-    dogs = corpus._PP("with", "with", noun_phrase("dog", "my", None, True), next(_keys))
-    him = corpus._PP("for", "for", pronoun("3sg_m"), next(_keys))
+    house = grammar.PrepositionalPhrase("loc", "in", noun_phrase("house"), next(_keys))
+    school = grammar.PrepositionalPhrase("loc", "in", noun_phrase("school"), next(_keys))
+    beside = grammar.PrepositionalPhrase("loc", "next to", noun_phrase("garden", "a"), next(_keys))
+    dogs = grammar.PrepositionalPhrase("with", "with", noun_phrase("dog", "my", None, True), next(_keys))
+    him = grammar.PrepositionalPhrase("for", "for", pronoun("3sg_m"), next(_keys))
     assert [words(p.german()) for p in (house, school, beside, dogs, him)] == [
         "im Haus",
         "in der Schule",
@@ -220,9 +213,9 @@ def test_phenomena_are_present(examples):
     assert 0.2 < len(questions) / len(examples) < 0.6
     assert all(e.tgt.endswith("?") for e in questions)
     # Verb-final subordinate clauses: "…, dass/weil … <finite verb> ." with the finite verb last.
-    finite = {f for v in corpus.VERBS for f in v.de_forms} | set(corpus.HABEN) | set(corpus.SEIN)
-    finite |= {f for forms in corpus.MODALS.values() for f in forms}
-    finite |= {v.de_particle + f for v in corpus.VERBS if v.de_particle for f in v.de_forms}
+    finite = {f for v in lexicon.VERBS for f in v.de_forms} | set(lexicon.HABEN) | set(lexicon.SEIN)
+    finite |= {f for forms in lexicon.MODALS.values() for f in forms}
+    finite |= {v.de_particle + f for v in lexicon.VERBS if v.de_particle for f in v.de_forms}
     subordinate = [e for e in examples if re.search(r", (dass|weil) [^,]*[.?]$", e.tgt)]
     assert len(subordinate) > 100
     assert all(e.tgt.split()[-2] in finite for e in subordinate)
@@ -240,33 +233,3 @@ def test_make_splits_are_disjoint_and_deterministic():
     assert not train & {e.src for e in splits["valid"] + splits["test"]}
     assert not {e.src for e in splits["valid"]} & {e.src for e in splits["test"]}
     assert make_splits(300, 50, 60, seed=4) == splits
-
-
-def test_tsv_round_trip(tmp_path, examples):
-    path = tmp_path / "pairs.tsv"
-    write_tsv(examples[:50], path)
-    assert load_tsv(path) == examples[:50]
-    no_alignment = [Example(e.src, e.tgt) for e in examples[:20]]
-    write_tsv(no_alignment, path)
-    assert all(line.count("\t") == 1 for line in path.read_text(encoding="utf-8").splitlines())
-    assert load_tsv(path) == no_alignment
-
-
-def test_load_tsv_normalises_and_rejects_bad_lines(tmp_path):
-    path = tmp_path / "pairs.tsv"
-    path.write_text("the  dog sleeps .\tder Hund schläft .\t0-0 1-1 3-3 2-2\n\nhi .\thallo .\n", "utf-8")
-    assert load_tsv(path) == [
-        Example("the dog sleeps .", "der Hund schläft .", ((0, 0), (1, 1), (2, 2), (3, 3))),
-        Example("hi .", "hallo .", ()),
-    ]
-    for line, message in [
-        ("only one field", "expected 2 or 3"),
-        ("a\tb\t0-0\textra", "expected 2 or 3"),
-        ("a b\tc\t0-x", "bad alignment link"),
-        ("a b\tc\t2-0", "out of range"),
-        (" \tc", "empty source"),
-    ]:
-        path.write_text("ok .\tgut .\n" + line + "\n", "utf-8")
-        with pytest.raises(ValueError, match=message) as error:
-            load_tsv(path)
-        assert ":2:" in str(error.value)

@@ -1,17 +1,26 @@
-"""Tests for the translation model, training loop and run_experiment (tiny sizes: fast)."""
+"""The translation Transformer, its training loop and run_experiment, at tiny sizes."""
 
 import json
+import math
 
+import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
 from flax import nnx
 
 from entmax_lib.attention import ALPHA_MAX, ALPHA_MIN
-from entmax_lib.translation import corpus, run_experiment
-from entmax_lib.translation.experiment import prepare_data
+from entmax_lib.translation import corpus, experiment, run_experiment
+from entmax_lib.translation.corpus import Example
+from entmax_lib.translation.experiment import prepare_data, unmeasurable
 from entmax_lib.translation.model import ATTENTION_TYPES, ModelConfig, Transformer, greedy_decode
-from entmax_lib.translation.train import cross_entropy
+from entmax_lib.translation.train import (
+    TrainConfig,
+    cross_entropy,
+    learning_rate_schedule,
+    make_optimizer,
+    train,
+)
 
 TINY = {
     "n_train": 160,
@@ -36,6 +45,7 @@ def result():
     return run_experiment(**TINY)
 
 
+@pytest.mark.slow
 def test_result_has_documented_keys_and_is_json(result):
     json.dumps(result)  # JSON-serialisable, no arrays
     assert set(result["bleu"]) == set(result["chrf"]) == set(result["alpha"]) == set(NAMES)
@@ -52,8 +62,11 @@ def test_result_has_documented_keys_and_is_json(result):
             assert sum(model["density_hist"][kind]) > 0
         for key in ("positional_prev", "merging", "interrogation", "alignment_mass"):
             assert np.asarray(model[key]).shape == (TINY["num_layers"], TINY["num_heads"])
+        assert model["skipped"] == {}
+    assert result["skipped"] == {}
 
 
+@pytest.mark.slow
 def test_fixed_alphas_and_softmax_density(result):
     for kind in ATTENTION_TYPES:
         np.testing.assert_array_equal(result["alpha"]["softmax"][kind], 1.0)
@@ -62,6 +75,7 @@ def test_fixed_alphas_and_softmax_density(result):
         np.testing.assert_array_equal(result["models"]["softmax"]["density"][kind], 1.0)
 
 
+@pytest.mark.slow
 def test_learned_alpha_stays_in_range_and_moves(result):
     history = result["models"]["alpha_entmax"]["history"]
     assert history["alpha_step"][0] == 0 and history["alpha_step"][-1] == TINY["steps"]
@@ -73,12 +87,14 @@ def test_learned_alpha_stays_in_range_and_moves(result):
         np.testing.assert_allclose(trajectory[-1], result["alpha"]["alpha_entmax"][kind], atol=1e-4)
 
 
+@pytest.mark.slow
 def test_loss_decreases(result):
     for name in NAMES:
         loss = result["models"][name]["history"]["loss"]
         assert loss[-1] < 0.8 * loss[0], (name, loss)
 
 
+@pytest.mark.slow
 def test_samples_are_strings(result):
     for name in NAMES:
         for src, hyp, ref in result["models"][name]["samples"]:
@@ -178,3 +194,228 @@ def test_bad_settings_raise():
         ModelConfig(10, "relu")
     with pytest.raises(ValueError, match="max_len"):
         _tiny_model("softmax").encode(jnp.ones((1, 70), jnp.int32))
+    with pytest.raises(ValueError, match="num_heads"):
+        ModelConfig(10, num_heads=0)
+    with pytest.raises(ValueError, match="bisect_iters"):
+        ModelConfig(10, "alpha_entmax", bisect_iters=0)
+
+
+@pytest.mark.parametrize("max_len", [0, 65, 2.0])
+def test_greedy_decode_checks_max_len(tiny_model, max_len):
+    # the positional table has 64 rows: decoding further would read past it
+    with pytest.raises(ValueError, match="max_len"):
+        greedy_decode(tiny_model, jnp.ones((1, 5), jnp.int32), max_len, 2, 3)
+
+
+@pytest.mark.parametrize(
+    ("setting", "message"),
+    [
+        ({"normalisers": "softmax"}, "normalisers must be a list"),
+        ({"normalisers": []}, "normalisers must be a non-empty list"),
+        ({"normalisers": ("softmax", "softmax")}, "distinct"),
+        ({"normalisers": ["relu"]}, "normaliser must be one of"),
+        ({"learning_rate": math.nan}, "learning_rate"),
+        ({"learning_rate": math.inf}, "learning_rate"),
+        ({"learning_rate": 0.0}, "learning_rate"),
+        ({"label_smoothing": math.nan}, "label_smoothing"),
+        ({"n_train": 0}, "n_train must be a positive integer"),
+        ({"n_valid": -3}, "n_valid must be a positive integer"),
+        ({"n_test": 0}, "n_test must be a positive integer"),
+        ({"n_train": 2.5}, "n_train must be a positive integer"),
+        ({"vocab_size": True}, "vocab_size must be a positive integer"),
+        ({"max_src_len": 0}, "max_src_len"),
+        ({"density_bins": 0}, "density_bins"),
+        ({"num_heads": 0}, "num_heads must be a positive integer"),
+        ({"num_heads": 3}, "not divisible by num_heads"),
+        ({"d_model": 0}, "d_model"),
+        ({"steps": 0}, "steps must be a positive count"),
+        ({"batch_size": 0}, "batch_size must be a positive count"),
+        ({"batch_size": 7000}, "batch_size=7000 exceeds n_train"),
+        ({"record_every": 0}, "record_every"),
+        ({"bisect_iters": -1}, "bisect_iters"),
+        ({"dropout": 1.5}, "dropout must be a rate"),
+        ({"ffn_dropout": -0.1}, "ffn_dropout must be a rate"),
+        ({"schedule": "linear"}, "schedule must be one of"),
+        ({"alpha_learning_rate": -1.0}, "alpha_learning_rate"),
+    ],
+)
+def test_run_experiment_rejects_bad_settings_before_any_work(monkeypatch, setting, message):
+    def forbidden(*args, **kwargs):
+        raise AssertionError("work started before the settings were checked")
+
+    monkeypatch.setattr(experiment, "prepare_data", forbidden)
+    monkeypatch.setattr(experiment, "train", forbidden)
+    with pytest.raises(ValueError, match=message):
+        run_experiment(**setting)
+
+
+def test_train_checks_the_training_set_size():
+    arrays = {k: np.ones((4, 6), np.int32) for k in ("src", "tgt_in", "tgt_out")}
+    with pytest.raises(ValueError, match="smaller than batch_size"):
+        train(_tiny_model("softmax"), arrays, TrainConfig(steps=2, batch_size=8, warmup_steps=0))
+
+
+def test_unmeasurable_names_what_the_split_lacks():
+    arrays = {
+        "src_words": np.array([[0, 0, 1, -1], [0, 1, 2, -1]]),
+        "src_interrogative": np.array([[0, 1, 0, 0], [0, 0, 0, 0]], bool),
+        "align": np.ones((2, 3, 4)),
+    }
+    assert unmeasurable(arrays, num_heads=2) == {}
+    assert set(unmeasurable(arrays, num_heads=1)) == {"js"}
+    single = {**arrays, "src_words": np.array([[0, 1, 2, -1], [0, 1, -1, -1]])}
+    assert set(unmeasurable(single, num_heads=2)) == {"merging_multi"}
+    plain = {**arrays, "src_interrogative": np.zeros((2, 4), bool), "align": np.zeros((2, 3, 4))}
+    assert set(unmeasurable(plain, num_heads=2)) == {
+        "interrogation",
+        "alignment_mass",
+        "alignment_aer",
+        "alignment_layer_mass",
+        "alignment_layer_aer",
+    }
+
+
+@pytest.mark.slow
+def test_run_experiment_reports_what_it_cannot_measure(tmp_path):
+    # A small TSV corpus of statements without alignments whose words are all single pieces,
+    # and one head per attention: four analyses have nothing to measure.
+    nouns = [("dog", "Hund"), ("cat", "Katze"), ("bird", "Vogel"), ("horse", "Pferd")]
+    verbs = [("sleeps", "schläft"), ("runs", "läuft"), ("sings", "singt")]
+    pairs = [Example(f"the {n} {v} .", f"{d} {w} .") for n, d in nouns for v, w in verbs]
+    corpus.write_tsv(pairs * 4, tmp_path / "pairs.tsv")
+    loaded = corpus.load_tsv(tmp_path / "pairs.tsv")
+    splits = {"train": loaded[:36], "valid": loaded[36:40], "test": loaded[40:]}
+    settings = {
+        **TINY,
+        "n_train": 36,
+        "n_valid": 4,
+        "n_test": 8,
+        "vocab_size": 200,
+        "num_heads": 1,
+        "steps": 4,
+        "batch_size": 8,
+        "warmup_steps": 1,
+        "record_every": 2,
+        "normalisers": ["softmax"],
+    }
+    result = run_experiment(splits, **settings)
+    json.dumps(result)
+    assert set(result["skipped"]) == {
+        "js",
+        "merging_multi",
+        "interrogation",
+        "alignment_mass",
+        "alignment_aer",
+        "alignment_layer_mass",
+        "alignment_layer_aer",
+    }
+    model = result["models"]["softmax"]
+    assert model["skipped"] == result["skipped"] and not set(model) & set(result["skipped"])
+    assert 0 <= model["bleu"] <= 100 and np.asarray(model["positional_prev"]).shape == (1, 1)
+    assert set(model["maps"]) == {"positional_prev"}
+
+
+# --- options for longer runs: dropout, label smoothing, schedules, α learning rate ---------------
+
+
+def _dropout_model(normaliser="softmax", **rates):
+    config = ModelConfig(30, normaliser, d_model=16, num_heads=2, num_layers=1, d_ff=32, **rates)
+    return Transformer(config, seed=1)
+
+
+@nnx.jit
+def _logits(model, src, tgt, key):
+    return model(src, tgt, True, dropout_key=key)
+
+
+def test_dropout_is_off_without_a_key_and_random_with_one():
+    src, tgt = _random_batch()
+    rates = {"dropout": 0.3, "attention_dropout": 0.2, "ffn_dropout": 0.4}
+    plain, noisy = _dropout_model(), _dropout_model(**rates)
+    reference = np.asarray(_logits(plain, src, tgt, None)[0])
+    # evaluation (no key) is deterministic and ignores the rates
+    np.testing.assert_array_equal(np.asarray(_logits(noisy, src, tgt, None)[0]), reference)
+    # rates of 0 ignore the key: the default model is unchanged by training with dropout keys
+    np.testing.assert_array_equal(np.asarray(_logits(plain, src, tgt, jax.random.key(0))[0]), reference)
+    first = np.asarray(_logits(noisy, src, tgt, jax.random.key(0))[0])
+    again = np.asarray(_logits(noisy, src, tgt, jax.random.key(0))[0])
+    other = np.asarray(_logits(noisy, src, tgt, jax.random.key(1))[0])
+    np.testing.assert_array_equal(first, again)
+    assert not np.allclose(first, reference, atol=1e-3) and not np.allclose(first, other, atol=1e-3)
+    with pytest.raises(ValueError, match="attention_dropout"):
+        ModelConfig(30, attention_dropout=1.0)
+
+
+@pytest.mark.slow  # three more compilations
+def test_each_dropout_acts_on_its_own():
+    src, tgt = _random_batch()
+    reference = np.asarray(_logits(_dropout_model(), src, tgt, None)[0])
+    # returned weights are those before dropout: rows still sum to 1
+    for name, rate in {"dropout": 0.3, "attention_dropout": 0.2, "ffn_dropout": 0.4}.items():
+        logits, weights = _logits(_dropout_model(**{name: rate}), src, tgt, jax.random.key(0))
+        assert not np.allclose(np.asarray(logits), reference, atol=1e-3), name
+        np.testing.assert_allclose(np.asarray(weights["context"]).sum(-1), 1.0, atol=1e-5)
+
+
+def test_label_smoothing_by_hand():
+    # two classes, p = (1/4, 3/4), target 1, ε = 0.2:
+    # (1 − ε)·(−log 3/4) + ε·mean(−log 1/4, −log 3/4)
+    logits = jnp.log(jnp.array([[[1.0, 3.0]]]))
+    expected = 0.8 * math.log(4 / 3) + 0.2 * (math.log(4) + math.log(4 / 3)) / 2
+    got = float(cross_entropy(logits, jnp.array([[1]]), pad_id=0, label_smoothing=0.2))
+    assert got == pytest.approx(expected, rel=1e-6)
+    assert expected == pytest.approx(0.397543, abs=1e-6)
+
+
+def test_schedules_at_a_few_steps():
+    inverse = learning_rate_schedule(
+        TrainConfig(steps=1000, learning_rate=2e-3, warmup_steps=100, schedule="inverse_sqrt")
+    )
+    # step s = count + 1: 2e-3 · min(s/100, √(100/s))
+    for count, value in [(0, 2e-5), (49, 1e-3), (99, 2e-3), (399, 1e-3), (899, 2e-3 / 3)]:
+        assert float(inverse(count)) == pytest.approx(value, rel=1e-5)
+    cosine = learning_rate_schedule(TrainConfig(steps=300, learning_rate=1.0, warmup_steps=100))
+    for count, value in [(0, 0.0), (50, 0.5), (100, 1.0), (200, 0.55), (300, 0.1)]:
+        assert float(cosine(count)) == pytest.approx(value, abs=1e-6)
+    with pytest.raises(ValueError, match="schedule"):
+        TrainConfig(schedule="linear")
+    with pytest.raises(ValueError, match="warmup"):
+        TrainConfig(schedule="inverse_sqrt", warmup_steps=0)
+    with pytest.raises(ValueError, match="alpha_learning_rate"):
+        TrainConfig(alpha_learning_rate=math.nan)
+
+
+@pytest.mark.parametrize("alpha_lr", [0.0, 3e-2])
+def test_separate_alpha_learning_rate(alpha_lr):
+    # a parameter tree shaped like the model's: the α logits are the leaves named alpha_logit
+    params = {"layer": {"attention": {"alpha_logit": jnp.zeros(2), "query": {"kernel": jnp.zeros((3, 2))}}}}
+    config = TrainConfig(
+        steps=10, learning_rate=1e-2, warmup_steps=1, schedule="inverse_sqrt", alpha_learning_rate=alpha_lr
+    )
+    optimizer = make_optimizer(config)
+    grads = jax.tree_util.tree_map(jnp.ones_like, params)
+    updates, _ = optimizer.update(grads, optimizer.init(params), params)
+    # Adam's first update is −lr · g / |g| (up to ε): −α lr for the α logits, −lr for the rest
+    attention = updates["layer"]["attention"]
+    np.testing.assert_allclose(attention["alpha_logit"], -alpha_lr, rtol=1e-4, atol=1e-9)
+    np.testing.assert_allclose(attention["query"]["kernel"], -1e-2, rtol=1e-4)
+
+
+def test_the_model_alpha_logits_are_found_by_name():
+    params = nnx.state(_dropout_model("alpha_entmax"), nnx.Param)
+    paths = [path for path, _ in jax.tree_util.tree_leaves_with_path(params)]
+    named = [p for p in paths if any(getattr(key, "key", None) == "alpha_logit" for key in p)]
+    assert len(named) == 3  # encoder self, decoder self and context attention of the one layer
+
+
+@pytest.mark.slow
+def test_training_with_dropout_and_options_runs():
+    model = _dropout_model("alpha_entmax", dropout=0.1, attention_dropout=0.1, ffn_dropout=0.1)
+    rng = np.random.default_rng(0)
+    arrays = {k: rng.integers(4, 30, (16, 6)).astype(np.int32) for k in ("src", "tgt_in", "tgt_out")}
+    config = TrainConfig(
+        steps=4, batch_size=8, warmup_steps=2, record_every=2, label_smoothing=0.1,
+        schedule="inverse_sqrt", alpha_learning_rate=1e-2,
+    )  # fmt: skip
+    history = train(model, arrays, config)
+    assert len(history["loss"]) == 2 and np.all(np.isfinite(history["loss"]))

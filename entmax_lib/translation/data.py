@@ -23,8 +23,25 @@ __all__ = ["batches", "encode_examples", "required_lengths"]
 
 
 def required_lengths(examples: list[Example], tokenizer: SubwordTokenizer) -> tuple[int, int]:
-    """The smallest (max_src_len, max_tgt_len) that :func:`encode_examples` accepts for ``examples``:
-    the longest source in pieces + 1 (EOS) and the longest target in pieces + 1 (BOS or EOS)."""
+    """The smallest (max_src_len, max_tgt_len) that :func:`encode_examples` accepts for ``examples``.
+
+    max_src_len = max over pairs of (source pieces + 1 for EOS); max_tgt_len = max of (target
+    pieces + 1 for BOS or EOS).
+
+    Args:
+      examples: sentence pairs (compute over every split you encode).
+      tokenizer: the subword tokenizer.
+
+    Returns:
+      (max_src_len, max_tgt_len); (1, 1) for no examples.
+
+    >>> from entmax_lib.translation.tokenizer import train_tokenizer
+    >>> tokenizer = train_tokenizer(["the dog sleeps .", "der Hund schläft ."], vocab_size=40)
+    >>> example = Example("the dog sleeps .", "der Hund schläft .")
+    >>> src, tgt = tokenizer.encode(example.src), tokenizer.encode(example.tgt)
+    >>> required_lengths([example], tokenizer) == (len(src) + 1, len(tgt) + 1)
+    True
+    """
     src = max((len(tokenizer.encode(e.src)) for e in examples), default=0)
     tgt = max((len(tokenizer.encode(e.tgt)) for e in examples), default=0)
     return src + 1, tgt + 1
@@ -35,22 +52,36 @@ def encode_examples(
 ) -> dict[str, np.ndarray]:
     """Encode, pad and annotate N sentence pairs (S = ``max_src_len``, T = ``max_tgt_len``).
 
-    Returns a dict of arrays:
+    Args:
+      examples: N sentence pairs.
+      tokenizer: the subword tokenizer.
+      max_src_len, max_tgt_len: S and T (see :func:`required_lengths`).
 
-    - ``src`` (N, S) int32: source piece ids + EOS, then ``pad_id``;
-    - ``tgt_in`` (N, T) int32: BOS + target piece ids, then pad;
-    - ``tgt_out`` (N, T) int32: target piece ids + EOS, then pad;
-    - ``src_words`` (N, S) int32: index of the source word of each source piece (−1 at EOS/pad);
-    - ``tgt_words`` (N, T) int32: index of the target word of each ``tgt_out`` piece (−1 at EOS/pad);
-    - ``align`` (N, T, S) float32: ``align[n, t, s] = 1`` iff word ``tgt_words[n, t]`` is aligned
-      to word ``src_words[n, s]`` in ``examples[n].alignment``, else 0 — every piece of an aligned
-      word pair is linked to every piece of the other word;
-    - ``src_question`` (N, S) bool: True at the piece(s) of the source word "?";
-    - ``src_interrogative`` (N, S) bool: True at the pieces of source words in INTERROGATIVES
-      (compared in lower case).
+    Returns:
+      a dict of arrays:
 
-    Raises ValueError if a sentence needs more than ``max_src_len`` (``max_tgt_len``) positions
-    with its EOS (BOS): sentences are never silently cut.
+      - ``src`` (N, S) int32: source piece ids + EOS, then ``pad_id``;
+      - ``tgt_in`` (N, T) int32: BOS + target piece ids, then pad;
+      - ``tgt_out`` (N, T) int32: target piece ids + EOS, then pad;
+      - ``src_words`` (N, S) int32: index of the source word of each source piece (−1 at EOS/pad);
+      - ``tgt_words`` (N, T) int32: index of the target word of each ``tgt_out`` piece (−1 at EOS/pad);
+      - ``align`` (N, T, S) float32: ``align[n, t, s] = 1`` iff word ``tgt_words[n, t]`` is aligned
+        to word ``src_words[n, s]`` in ``examples[n].alignment``, else 0 — every piece of an aligned
+        word pair is linked to every piece of the other word;
+      - ``src_question`` (N, S) bool: True at the piece(s) of the source word "?";
+      - ``src_interrogative`` (N, S) bool: True at the pieces of source words in INTERROGATIVES
+        (compared in lower case).
+
+    Raises:
+      ValueError if a sentence needs more than ``max_src_len`` (``max_tgt_len``) positions with its
+      EOS (BOS): sentences are never silently cut.
+
+    >>> from entmax_lib.translation.tokenizer import train_tokenizer
+    >>> tokenizer = train_tokenizer(["who sleeps ?", "wer schläft ?"], vocab_size=40)
+    >>> arrays = encode_examples([Example("who sleeps ?", "wer schläft ?", ((0, 0), (1, 1), (2, 2)))],
+    ...                          tokenizer, 5, 5)
+    >>> arrays["src_words"][0].tolist(), arrays["src_question"][0].tolist()
+    ([0, 1, 2, -1, -1], [False, False, True, False, False])
     """
     n = len(examples)
     arrays = {
@@ -111,10 +142,25 @@ def batches(
 
     Each epoch visits the N examples once in an order drawn from ``np.random.default_rng(seed)``
     (one generator for the whole run, so epochs differ but the run is reproducible); with
-    ``shuffle=False`` the order is 0..N−1. ``epochs=None`` loops forever. With
-    ``drop_remainder`` (the default, so every batch has the same shape and a jitted step compiles
-    once) the last N mod ``batch_size`` examples of each epoch are skipped; otherwise the last
-    batch is smaller.
+    ``shuffle=False`` the order is 0..N−1. With ``drop_remainder`` (the default, so every batch
+    has the same shape and a jitted step compiles once) the last N mod ``batch_size`` examples
+    of each epoch are skipped; otherwise the last batch is smaller. Training uses the endless
+    default; evaluation passes ``epochs=1, shuffle=False, drop_remainder=False``.
+
+    Args:
+      arrays: dict of arrays with the same first dimension N.
+      batch_size: examples per batch.
+      seed: seed of the shuffling.
+      epochs: number of passes; None loops forever.
+      shuffle: draw a new order every epoch.
+      drop_remainder: skip an incomplete last batch.
+
+    Returns:
+      an iterator of dicts of arrays.
+
+    >>> data = {"x": np.arange(5)}
+    >>> [b["x"].tolist() for b in batches(data, 2, seed=0, epochs=1, shuffle=False, drop_remainder=False)]
+    [[0, 1], [2, 3], [4]]
     """
     sizes = {key: len(value) for key, value in arrays.items()}
     if len(set(sizes.values())) != 1:

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import numbers
 
 import jax
 import jax.numpy as jnp
@@ -25,7 +26,7 @@ import numpy as np
 from flax import nnx
 
 from entmax_lib._compat import module_list
-from entmax_lib.attention import NORMALISERS, EntmaxMultiHeadAttention
+from entmax_lib.attention import NORMALISERS, EntmaxMultiHeadAttention, attention_weights
 
 __all__ = [
     "ATTENTION_TYPES",
@@ -53,6 +54,16 @@ class ModelConfig:
       pad_id: the padding token (masked as a key everywhere).
       bisect_iters: the most threshold-search iterations of learned-α entmax (None: the
         library default, 25 in float32, the paper's bisection budget).
+      dropout: residual dropout rate, on the embeddings and on every sub-layer's output before
+        it is added to the residual stream (Vaswani et al., 2017, §5.4).
+      attention_dropout: dropout rate on the attention weights.
+      ffn_dropout: dropout rate on the feed-forward blocks' hidden activations.
+
+    Dropout acts only in a training forward pass, one given a ``dropout_key``; without one (the
+    default, and in decoding and analysis) the model is deterministic. All rates default to 0.
+
+    >>> ModelConfig(vocab_size=100, normaliser="alpha_entmax").d_model // ModelConfig(100).num_heads
+    16
     """
 
     vocab_size: int
@@ -64,19 +75,49 @@ class ModelConfig:
     max_len: int = 64
     pad_id: int = 0
     bisect_iters: int | None = None
+    dropout: float = 0.0
+    attention_dropout: float = 0.0
+    ffn_dropout: float = 0.0
 
     def __post_init__(self):
         if self.normaliser not in NORMALISERS:
             raise ValueError(f"normaliser must be one of {NORMALISERS}, got {self.normaliser!r}.")
+        for name in ("vocab_size", "d_model", "num_heads", "num_layers", "d_ff", "max_len"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < 1:
+                raise ValueError(f"{name} must be a positive integer, got {value!r}.")
         if self.d_model % self.num_heads:
             raise ValueError(f"d_model={self.d_model} is not divisible by num_heads={self.num_heads}.")
-        for name in ("vocab_size", "d_model", "num_heads", "num_layers", "d_ff", "max_len"):
-            if getattr(self, name) < 1:
-                raise ValueError(f"{name} must be positive, got {getattr(self, name)}.")
+        if self.bisect_iters is not None and (
+            isinstance(self.bisect_iters, bool)
+            or not isinstance(self.bisect_iters, numbers.Integral)
+            or self.bisect_iters < 1
+        ):
+            raise ValueError(f"bisect_iters must be None or a positive integer, got {self.bisect_iters!r}.")
+        for name in ("dropout", "attention_dropout", "ffn_dropout"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, numbers.Real) or not 0.0 <= value < 1.0:
+                raise ValueError(f"{name} must be a rate in [0, 1), got {value!r}.")
 
 
 def sinusoidal_positions(length, d_model):
-    """PE[t, 2i] = sin(t / 10000^{2i/d}), PE[t, 2i+1] = cos(t / 10000^{2i/d}); shape (length, d_model)."""
+    """The sinusoidal position table of Vaswani et al. (2017).
+
+    PE[t, 2i] = sin(t / 10000^{2i/d}), PE[t, 2i+1] = cos(t / 10000^{2i/d}).
+
+    Args:
+      length: number of positions.
+      d_model: width d.
+
+    Returns:
+      (length, d_model) float32 array.
+
+    References:
+      Vaswani et al. (2017), Attention Is All You Need: https://arxiv.org/abs/1706.03762
+
+    >>> np.round(sinusoidal_positions(2, 4).astype(float), 3).tolist()
+    [[0.0, 1.0, 0.0, 1.0], [0.841, 0.54, 0.01, 1.0]]
+    """
     position = np.arange(length)[:, None]
     rate = np.exp(-np.log(10000.0) * np.arange(0, d_model, 2) / d_model)
     table = np.zeros((length, d_model), np.float32)
@@ -85,13 +126,45 @@ def sinusoidal_positions(length, d_model):
     return table
 
 
+class _Noise:
+    """Dropout masks for one forward pass: a fresh key per call of :meth:`drop`; no key, no dropout."""
+
+    def __init__(self, key=None):
+        self.key, self.calls = key, 0
+
+    def drop(self, x, rate):
+        """Inverted dropout: zero each entry with probability ``rate``, scale the rest by 1/(1 − rate)."""
+        if self.key is None or rate == 0.0:
+            return x
+        self.calls += 1
+        keep = jax.random.bernoulli(jax.random.fold_in(self.key, self.calls), 1.0 - rate, x.shape)
+        return jnp.where(keep, x / (1.0 - rate), 0.0).astype(x.dtype)
+
+
+def _attend(attention, inputs_q, inputs_kv, mask, noise, rate):
+    """``attention(inputs_q, inputs_kv, mask, return_weights=True)`` with dropout on the weights.
+
+    The weights returned are those before dropout (what the analyses measure).
+    """
+    if noise.key is None or rate == 0.0:
+        return attention(inputs_q, inputs_kv, mask=mask, return_weights=True)
+    key, value = attention.project_kv(inputs_kv)
+    alpha = attention.alpha() if attention.normaliser == "alpha_entmax" else None
+    weights = attention_weights(
+        attention.query(inputs_q), key, attention.normaliser, alpha, mask, n_iter=attention.n_iter
+    )
+    mixed = jnp.einsum("...hqk,...khd->...qhd", noise.drop(weights, rate), value)
+    return attention.out(mixed), weights
+
+
 class _FeedForward(nnx.Module):
     def __init__(self, d_model, d_ff, rngs):
         self.hidden = nnx.Linear(d_model, d_ff, rngs=rngs)
         self.output = nnx.Linear(d_ff, d_model, rngs=rngs)
 
-    def __call__(self, x):
-        return self.output(jax.nn.relu(self.hidden(x)))
+    def __call__(self, x, noise=None, rate=0.0):
+        hidden = jax.nn.relu(self.hidden(x))
+        return self.output(hidden if noise is None else noise.drop(hidden, rate))
 
 
 class _EncoderLayer(nnx.Module):
@@ -108,11 +181,15 @@ class _EncoderLayer(nnx.Module):
         )
         self.norm_ff = nnx.LayerNorm(d, rngs=rngs)
         self.feed_forward = _FeedForward(d, config.d_ff, rngs)
+        self.rates = (config.dropout, config.attention_dropout, config.ffn_dropout)
 
-    def __call__(self, x, mask):
-        h, weights = self.self_attention(self.norm_attention(x), mask=mask, return_weights=True)
-        x = x + h
-        return x + self.feed_forward(self.norm_ff(x)), weights
+    def __call__(self, x, mask, noise=None):
+        noise = _Noise() if noise is None else noise
+        residual, attention, ffn = self.rates
+        h = self.norm_attention(x)
+        h, weights = _attend(self.self_attention, h, h, mask, noise, attention)
+        x = x + noise.drop(h, residual)
+        return x + noise.drop(self.feed_forward(self.norm_ff(x), noise, ffn), residual), weights
 
 
 class _DecoderLayer(nnx.Module):
@@ -128,15 +205,20 @@ class _DecoderLayer(nnx.Module):
         )
         self.norm_ff = nnx.LayerNorm(d, rngs=rngs)
         self.feed_forward = _FeedForward(d, config.d_ff, rngs)
+        self.rates = (config.dropout, config.attention_dropout, config.ffn_dropout)
 
-    def __call__(self, y, memory, self_mask, context_mask):
-        h, self_weights = self.self_attention(self.norm_self(y), mask=self_mask, return_weights=True)
-        y = y + h
-        h, context_weights = self.context_attention(
-            self.norm_context(y), memory, mask=context_mask, return_weights=True
+    def __call__(self, y, memory, self_mask, context_mask, noise=None):
+        noise = _Noise() if noise is None else noise
+        residual, attention, ffn = self.rates
+        h = self.norm_self(y)
+        h, self_weights = _attend(self.self_attention, h, h, self_mask, noise, attention)
+        y = y + noise.drop(h, residual)
+        h, context_weights = _attend(
+            self.context_attention, self.norm_context(y), memory, context_mask, noise, attention
         )
-        y = y + h
-        return y + self.feed_forward(self.norm_ff(y)), self_weights, context_weights
+        y = y + noise.drop(h, residual)
+        ff = self.feed_forward(self.norm_ff(y), noise, ffn)
+        return y + noise.drop(ff, residual), self_weights, context_weights
 
     def step(self, y, t, cache, memory_kv, context_mask):
         """One decoding position: ``y`` (B, 1, d) at position ``t``, with this layer's cached
@@ -192,24 +274,32 @@ class Transformer(nnx.Module):
         """(B, 1, 1, L): True where the key is a real token."""
         return (tokens != self.config.pad_id)[:, None, None, :]
 
-    def encode(self, src):
-        """Encoder output (B, S, d_model) and encoder self-attention weights (layers, B, H, S, S)."""
+    def encode(self, src, dropout_key=None):
+        """Encoder output (B, S, d_model) and encoder self-attention weights (layers, B, H, S, S).
+
+        With a ``dropout_key`` (a JAX PRNG key) the config's dropout rates apply.
+        """
+        noise = _Noise(dropout_key)
         mask = self._key_mask(src)
-        x, weights = self._embed(src), []
+        x, weights = noise.drop(self._embed(src), self.config.dropout), []
         for layer in self.encoder_layers:
-            x, w = layer(x, mask)
+            x, w = layer(x, mask, noise)
             weights.append(w)
         return self.encoder_norm(x), jnp.stack(weights)
 
-    def decode(self, tgt_in, memory, src):
-        """Logits (B, T, V) and the decoder's (self, context) weights, each (layers, B, H, T, ·)."""
+    def decode(self, tgt_in, memory, src, dropout_key=None):
+        """Logits (B, T, V) and the decoder's (self, context) weights, each (layers, B, H, T, ·).
+
+        With a ``dropout_key`` (a JAX PRNG key) the config's dropout rates apply.
+        """
+        noise = _Noise(dropout_key)
         length = tgt_in.shape[-1]
         causal = jnp.tril(jnp.ones((length, length), bool))[None, None]
         self_mask = self._key_mask(tgt_in) & causal
         context_mask = self._key_mask(src)
-        y, self_weights, context_weights = self._embed(tgt_in), [], []
+        y, self_weights, context_weights = noise.drop(self._embed(tgt_in), self.config.dropout), [], []
         for layer in self.decoder_layers:
-            y, ws, wc = layer(y, memory, self_mask, context_mask)
+            y, ws, wc = layer(y, memory, self_mask, context_mask, noise)
             self_weights.append(ws)
             context_weights.append(wc)
         logits = self.embed.attend(self.decoder_norm(y))
@@ -238,10 +328,17 @@ class Transformer(nnx.Module):
             new_cache.append(layer_cache)
         return self.embed.attend(self.decoder_norm(y))[:, 0], new_cache
 
-    def __call__(self, src, tgt_in, return_weights=False):
-        """Teacher-forced logits (B, T, V); with ``return_weights`` also the attention weights dict."""
-        memory, encoder_weights = self.encode(src)
-        logits, self_weights, context_weights = self.decode(tgt_in, memory, src)
+    def __call__(self, src, tgt_in, return_weights=False, dropout_key=None):
+        """Teacher-forced logits (B, T, V); with ``return_weights`` also the attention weights dict.
+
+        ``dropout_key``: a JAX PRNG key for a training pass with dropout; None (the default) is
+        deterministic.
+        """
+        encoder_key = decoder_key = None
+        if dropout_key is not None:
+            encoder_key, decoder_key = jax.random.split(dropout_key)
+        memory, encoder_weights = self.encode(src, encoder_key)
+        logits, self_weights, context_weights = self.decode(tgt_in, memory, src, decoder_key)
         if not return_weights:
             return logits
         weights = {"encoder_self": encoder_weights, "context": context_weights, "decoder_self": self_weights}
@@ -290,12 +387,22 @@ def greedy_decode(model, src, max_len, bos_id, eos_id):
     Args:
       model: a :class:`Transformer`.
       src: (B, S) int source ids (padded with ``model.config.pad_id``).
-      max_len: number of target tokens to generate (the output's length).
+      max_len: number of target tokens to generate (the output's length), at most the model's
+        ``config.max_len`` (the positions it has embeddings for).
       bos_id, eos_id: begin/end-of-sentence ids. After EOS a row is filled with padding.
 
     Returns:
       (B, max_len) int32 numpy array of generated ids (EOS included, then pad).
+
+    Raises:
+      ValueError if ``max_len`` is not an integer in [1, ``model.config.max_len``].
     """
+    if isinstance(max_len, bool) or not isinstance(max_len, numbers.Integral):
+        raise ValueError(f"max_len must be an integer, got {max_len!r}.")
+    if not 1 <= max_len <= model.config.max_len:
+        raise ValueError(
+            f"max_len must be in [1, {model.config.max_len}] (the positional table's length), got {max_len}."
+        )
     graphdef, state = nnx.split(model)
     src = jnp.asarray(src, jnp.int32)
     out = _greedy_jit(graphdef, state, src, int(max_len), int(bos_id), int(eos_id), model.config.pad_id)

@@ -35,6 +35,13 @@ class SubwordTokenizer:
     Attributes: ``pad_id`` (0), ``unk_id`` (1), ``bos_id`` (2), ``eos_id`` (3) and ``vocab_size``
     (number of pieces, special ones included). ``model_proto`` holds the serialised model; the
     tokenizer pickles through it and :meth:`save` / :meth:`load` write and read it.
+
+    Args:
+      model_proto: a serialised sentencepiece model (e.g. from :func:`train_tokenizer`).
+
+    >>> tokenizer = train_tokenizer(["the dog sleeps .", "der Hund schläft ."], vocab_size=40)
+    >>> tokenizer.decode(tokenizer.encode("der Hund schläft .")), tokenizer.word_ids("der Hund")[-1]
+    ('der Hund schläft .', 1)
     """
 
     def __init__(self, model_proto: bytes):
@@ -66,6 +73,7 @@ class SubwordTokenizer:
         return list(self._sp.encode(text, out_type=str))
 
     def id_to_piece(self, piece_id: int) -> str:
+        """The piece with id ``piece_id`` as a string."""
         return self._sp.id_to_piece(int(piece_id))
 
     def word_ids(self, text: str) -> list[int]:
@@ -87,17 +95,36 @@ class SubwordTokenizer:
 
     @classmethod
     def load(cls, path) -> SubwordTokenizer:
+        """A tokenizer from a sentencepiece ``.model`` file (as written by :meth:`save`)."""
         return cls(Path(path).read_bytes())
 
 
 def train_tokenizer(texts: list[str], vocab_size: int, seed: int = 0) -> SubwordTokenizer:
     """Train a joint BPE model on ``texts`` (source and target sentences together).
 
-    ``vocab_size`` counts all pieces, the four special ones included; if the texts support fewer
-    merges the model is smaller (``tokenizer.vocab_size`` says how many). Every character of the
-    texts gets a piece (character coverage 1), so the training texts never produce ``unk``.
-    Deterministic: one thread, no sentence sampling or shuffling, and ``seed`` fixes
-    sentencepiece's random generator (which BPE training does not otherwise use).
+    Every character of the texts gets a piece (character coverage 1), so the training texts
+    never produce ``unk``. Deterministic: one thread, no sentence sampling or shuffling, and
+    ``seed`` fixes sentencepiece's random generator (which BPE training does not otherwise use).
+
+    Args:
+      texts: training sentences; blank ones are ignored.
+      vocab_size: number of pieces, the four special ones included; if the texts support fewer
+        merges the model is smaller (``tokenizer.vocab_size`` says how many).
+      seed: sentencepiece's random seed.
+
+    Returns:
+      a :class:`SubwordTokenizer`.
+
+    Raises:
+      ValueError if no text is left or ``vocab_size`` cannot hold every character.
+
+    References:
+      Sennrich, Haddow & Birch (2016), BPE for NMT: https://aclanthology.org/P16-1162/ ;
+      Kudo & Richardson (2018), SentencePiece: https://aclanthology.org/D18-2012/ .
+
+    >>> tokenizer = train_tokenizer(["the dog sleeps .", "the cat sleeps ."], vocab_size=60)
+    >>> tokenizer.pieces("the dog sleeps .")
+    ['▁the', '▁dog', '▁sleeps', '▁.']
     """
     texts = [t for t in texts if t.strip()]
     if not texts:

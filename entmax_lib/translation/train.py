@@ -4,8 +4,10 @@ The loss is the token-level cross-entropy of teacher-forced decoding,
 
     L = − (1/N) Σ_{b,t: y_bt ≠ pad} log p(y_bt | y_b,<t, x_b),
 
-optionally label-smoothed. The optimiser is Adam with linear warm-up and cosine decay and
-global-norm gradient clipping. The train step is one ``jax.jit``-compiled pure function of
+optionally label-smoothed. The optimiser is Adam with global-norm gradient clipping and a
+linear warm-up followed by cosine decay (default) or inverse-square-root decay; the α logits
+can have their own learning rate. Dropout (rates in the model's config) draws fresh masks
+every step from ``seed``. The train step is one ``jax.jit``-compiled pure function of
 the parameters (the model is split with ``nnx.split`` once, merged back at the end), so it
 runs unchanged on CPU, GPU or TPU.
 
@@ -17,6 +19,8 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import math
+import numbers
 import time
 
 import jax
@@ -25,22 +29,33 @@ import numpy as np
 import optax
 from flax import nnx
 
-__all__ = ["TrainConfig", "cross_entropy", "make_optimizer", "train"]
+from entmax_lib.translation.data import batches
+
+__all__ = ["TrainConfig", "cross_entropy", "learning_rate_schedule", "make_optimizer", "train"]
+
+SCHEDULES = ("cosine", "inverse_sqrt")
 
 
 @dataclasses.dataclass(frozen=True)
 class TrainConfig:
     """Schedule of :func:`train`.
 
+    >>> TrainConfig(steps=100, batch_size=16).learning_rate
+    0.003
+
     Attributes:
       steps: number of optimiser steps.
       batch_size: sentence pairs per step (every batch has exactly this size: fixed shapes).
       learning_rate: peak learning rate after warm-up.
-      warmup_steps: linear warm-up length; then cosine decay to 10 % of the peak.
+      warmup_steps: linear warm-up length (≥ 1 for "inverse_sqrt").
       clip_norm: global gradient-norm clipping threshold.
       label_smoothing: ε of label smoothing (0 = plain cross-entropy).
-      seed: seed of the batch order.
+      seed: seed of the batch order and of the dropout masks.
       record_every: record the loss and α every this many steps.
+      schedule: after the warm-up, "cosine" decay to 10 % of the peak at the last step, or
+        "inverse_sqrt" decay ∝ 1/√step (see :func:`learning_rate_schedule`).
+      alpha_learning_rate: peak learning rate of the α logits (learned-α models), following the
+        same schedule shape; None: ``learning_rate``; 0 freezes α.
     """
 
     steps: int = 1000
@@ -51,14 +66,34 @@ class TrainConfig:
     label_smoothing: float = 0.0
     seed: int = 0
     record_every: int = 10
+    schedule: str = "cosine"
+    alpha_learning_rate: float | None = None
 
     def __post_init__(self):
-        if self.steps < 1 or self.batch_size < 1 or self.record_every < 1:
-            raise ValueError("steps, batch_size and record_every must be positive.")
+        for name in ("steps", "batch_size", "record_every", "warmup_steps", "seed"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, numbers.Integral):
+                raise ValueError(f"{name} must be an integer, got {value!r}.")
+        for name in ("steps", "batch_size", "record_every"):
+            if getattr(self, name) < 1:
+                raise ValueError(f"{name} must be a positive count, got {getattr(self, name)}.")
         if not 0 <= self.warmup_steps < self.steps:
             raise ValueError(f"warmup_steps must be in [0, steps), got {self.warmup_steps}.")
+        for name in ("learning_rate", "clip_norm"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, numbers.Real) or not 0 < value < math.inf:
+                raise ValueError(f"{name} must be a positive finite number, got {value!r}.")
         if not 0.0 <= self.label_smoothing < 1.0:
             raise ValueError(f"label_smoothing must be in [0, 1), got {self.label_smoothing}.")
+        if self.schedule not in SCHEDULES:
+            raise ValueError(f"schedule must be one of {SCHEDULES}, got {self.schedule!r}.")
+        if self.schedule == "inverse_sqrt" and self.warmup_steps < 1:
+            raise ValueError("the inverse_sqrt schedule needs warmup_steps ≥ 1.")
+        lr = self.alpha_learning_rate
+        if lr is not None and (
+            isinstance(lr, bool) or not isinstance(lr, numbers.Real) or not 0 <= lr < math.inf
+        ):
+            raise ValueError(f"alpha_learning_rate must be None or a finite number ≥ 0, got {lr!r}.")
 
 
 def cross_entropy(logits, targets, pad_id=0, label_smoothing=0.0):
@@ -71,6 +106,9 @@ def cross_entropy(logits, targets, pad_id=0, label_smoothing=0.0):
 
     Returns:
       scalar: − Σ_{non-pad} Σ_v q_v log softmax(logits)_v / #non-pad.
+
+    >>> round(float(cross_entropy(jnp.zeros((1, 2, 4)), jnp.array([[1, 0]]))), 4)  # log 4
+    1.3863
     """
     log_probs = jax.nn.log_softmax(logits.astype(jnp.float32), axis=-1)
     nll = -jnp.take_along_axis(log_probs, targets[..., None], axis=-1)[..., 0]
@@ -80,39 +118,94 @@ def cross_entropy(logits, targets, pad_id=0, label_smoothing=0.0):
     return jnp.sum(nll * weight) / jnp.maximum(jnp.sum(weight), 1.0)
 
 
-def make_optimizer(config):
-    """Adam(β₂ = 0.98) with linear warm-up to ``learning_rate``, cosine decay, gradient clipping."""
-    schedule = optax.warmup_cosine_decay_schedule(
-        init_value=0.0,
-        peak_value=config.learning_rate,
-        warmup_steps=config.warmup_steps,
-        decay_steps=config.steps,
-        end_value=0.1 * config.learning_rate,
+def learning_rate_schedule(config):
+    """The learning rate as a function of the update count c (0 for the first update).
+
+    "cosine" (optax's warm-up cosine decay): lr(c) = peak · c / w for c < w, then
+    peak · (0.1 + 0.9 · ½ (1 + cos(π (c − w) / (steps − w)))), 10 % of the peak at c = steps.
+
+    "inverse_sqrt" (Vaswani et al., 2017, §5.3, scaled to peak at step w): with s = c + 1 the
+    step being taken, lr(s) = peak · min(s / w, √(w / s)).
+
+    Args:
+      config: a :class:`TrainConfig` (``learning_rate`` = peak, ``warmup_steps`` = w).
+
+    Returns:
+      a function of the (integer or traced) count, an optax schedule.
+
+    References:
+      Loshchilov & Hutter (2017), SGDR: https://arxiv.org/abs/1608.03983 ;
+      Vaswani et al. (2017), Attention Is All You Need: https://arxiv.org/abs/1706.03762
+
+    >>> schedule = learning_rate_schedule(TrainConfig(steps=100, learning_rate=1.0, warmup_steps=4,
+    ...                                               schedule="inverse_sqrt"))
+    >>> [round(float(schedule(c)), 3) for c in (0, 3, 15, 99)]
+    [0.25, 1.0, 0.5, 0.2]
+    """
+    peak, warmup = config.learning_rate, config.warmup_steps
+    if config.schedule == "inverse_sqrt":
+
+        def inverse_sqrt(count):
+            step = jnp.asarray(count, jnp.float32) + 1.0
+            return peak * jnp.minimum(step / warmup, jnp.sqrt(warmup / step))
+
+        return inverse_sqrt
+    return optax.warmup_cosine_decay_schedule(
+        init_value=0.0, peak_value=peak, warmup_steps=warmup, decay_steps=config.steps, end_value=0.1 * peak
     )
-    return optax.chain(optax.clip_by_global_norm(config.clip_norm), optax.adam(schedule, b2=0.98))
+
+
+def _is_alpha(path):
+    return any(getattr(key, "key", None) == "alpha_logit" for key in path)
+
+
+def make_optimizer(config):
+    """Adam(β₂ = 0.98) with gradient clipping and the schedule of :func:`learning_rate_schedule`.
+
+    The global gradient norm is clipped to ``clip_norm`` first. With ``alpha_learning_rate``
+    the α logits (parameters named ``alpha_logit``) get their own Adam whose learning rate is the
+    same schedule scaled by ``alpha_learning_rate / learning_rate``.
+
+    Args:
+      config: a :class:`TrainConfig`.
+
+    Returns:
+      an ``optax.GradientTransformation``.
+
+    References:
+      Kingma & Ba (2015), Adam: https://arxiv.org/abs/1412.6980
+
+    >>> optimizer = make_optimizer(TrainConfig(steps=10, warmup_steps=2))
+    >>> state = optimizer.init({"w": jnp.zeros(3)})
+    """
+    schedule = learning_rate_schedule(config)
+    clip = optax.clip_by_global_norm(config.clip_norm)
+    if config.alpha_learning_rate is None:
+        return optax.chain(clip, optax.adam(schedule, b2=0.98))
+    scale = config.alpha_learning_rate / config.learning_rate
+    adams = {
+        "alpha": optax.adam(lambda count: scale * schedule(count), b2=0.98),
+        "rest": optax.adam(schedule, b2=0.98),
+    }
+
+    def labels(params):
+        return jax.tree_util.tree_map_with_path(
+            lambda path, _: "alpha" if _is_alpha(path) else "rest", params
+        )
+
+    return optax.chain(clip, optax.multi_transform(adams, labels))
 
 
 @functools.partial(jax.jit, static_argnums=(0, 1, 2, 3))
-def _train_step(graphdef, optimizer, pad_id, label_smoothing, params, rest, opt_state, batch):
+def _train_step(graphdef, optimizer, pad_id, label_smoothing, params, rest, opt_state, batch, dropout_key):
     def loss_fn(params):
         model = nnx.merge(graphdef, params, rest)
-        logits = model(batch["src"], batch["tgt_in"])
+        logits = model(batch["src"], batch["tgt_in"], dropout_key=dropout_key)
         return cross_entropy(logits, batch["tgt_out"], pad_id, label_smoothing)
 
     loss, grads = jax.value_and_grad(loss_fn)(params)
     updates, opt_state = optimizer.update(grads, opt_state, params)
     return optax.apply_updates(params, updates), opt_state, loss
-
-
-def _batch_indices(n, batch_size, seed):
-    """Endless full-size minibatches: each epoch is a fresh permutation; the remainder is dropped."""
-    if n < batch_size:
-        raise ValueError(f"the training set ({n} pairs) is smaller than batch_size={batch_size}.")
-    rng = np.random.default_rng(seed)
-    while True:
-        order = rng.permutation(n)
-        for start in range(0, n - batch_size + 1, batch_size):
-            yield order[start : start + batch_size]
 
 
 def train(model, arrays, config, progress=None):
@@ -132,7 +225,11 @@ def train(model, arrays, config, progress=None):
       "seconds" (training wall time, compilation included) and "compile_seconds"
       (the first step).
     """
-    data = {k: jnp.asarray(arrays[k], jnp.int32) for k in ("src", "tgt_in", "tgt_out")}
+    columns = {k: np.asarray(arrays[k], np.int32) for k in ("src", "tgt_in", "tgt_out")}
+    if len(columns["src"]) < config.batch_size:
+        raise ValueError(
+            f"the training set ({len(columns['src'])} pairs) is smaller than batch_size={config.batch_size}."
+        )
     learned = model.config.normaliser == "alpha_entmax"
     optimizer = make_optimizer(config)
     graphdef, params, rest = nnx.split(model, nnx.Param, ...)
@@ -147,14 +244,25 @@ def train(model, arrays, config, progress=None):
 
     if learned:
         record_alpha(0)
-    batches = _batch_indices(len(data["src"]), config.batch_size, config.seed)
+    # full-size batches, a fresh permutation every epoch: one shape, one compilation
+    minibatches = batches(columns, config.batch_size, config.seed)
+    rates = (model.config.dropout, model.config.attention_dropout, model.config.ffn_dropout)
+    dropout_key = jax.random.key(config.seed) if any(rates) else None
     start = time.perf_counter()
     running = []
     for step in range(1, config.steps + 1):
-        index = next(batches)
-        batch = {k: v[index] for k, v in data.items()}
+        batch = next(minibatches)
+        step_key = None if dropout_key is None else jax.random.fold_in(dropout_key, step)
         params, opt_state, loss = _train_step(
-            graphdef, optimizer, model.config.pad_id, config.label_smoothing, params, rest, opt_state, batch
+            graphdef,
+            optimizer,
+            model.config.pad_id,
+            config.label_smoothing,
+            params,
+            rest,
+            opt_state,
+            batch,
+            step_key,
         )
         running.append(loss)
         if step == 1:

@@ -1,0 +1,98 @@
+"""The array encoding of sentence pairs and the minibatches (entmax_lib.translation.data)."""
+
+import numpy as np
+import pytest
+
+from entmax_lib.translation.corpus import INTERROGATIVES, Example, generate_corpus
+from entmax_lib.translation.data import batches, encode_examples, required_lengths
+from entmax_lib.translation.tokenizer import train_tokenizer
+
+
+@pytest.fixture(scope="module")
+def examples():
+    return generate_corpus(400, seed=1)
+
+
+@pytest.fixture(scope="module")
+def tokenizer(examples):
+    return train_tokenizer([e.src for e in examples] + [e.tgt for e in examples], vocab_size=300)
+
+
+def test_encode_examples_layout(tokenizer, examples):
+    S, T = required_lengths(examples, tokenizer)
+    arrays = encode_examples(examples, tokenizer, S + 2, T + 3)
+    n = len(examples)
+    shapes = {k: v.shape for k, v in arrays.items()}
+    assert shapes == {
+        "src": (n, S + 2),
+        "tgt_in": (n, T + 3),
+        "tgt_out": (n, T + 3),
+        "src_words": (n, S + 2),
+        "tgt_words": (n, T + 3),
+        "align": (n, T + 3, S + 2),
+        "src_question": (n, S + 2),
+        "src_interrogative": (n, S + 2),
+    }
+    assert arrays["src"].dtype == np.int32 and arrays["align"].dtype == np.float32
+    for i, e in enumerate(examples):
+        src, tgt = tokenizer.encode(e.src), tokenizer.encode(e.tgt)
+        s, t = len(src), len(tgt)
+        assert list(arrays["src"][i]) == src + [tokenizer.eos_id] + [0] * (S + 1 - s)
+        assert list(arrays["tgt_in"][i, : t + 1]) == [tokenizer.bos_id, *tgt]
+        assert list(arrays["tgt_out"][i, : t + 1]) == [*tgt, tokenizer.eos_id]
+        assert not arrays["tgt_in"][i, t + 1 :].any() and not arrays["tgt_out"][i, t + 1 :].any()
+        assert tokenizer.decode(arrays["src"][i]) == e.src
+        assert list(arrays["src_words"][i, :s]) == tokenizer.word_ids(e.src)
+        assert (arrays["src_words"][i, s:] == -1).all() and (arrays["tgt_words"][i, t:] == -1).all()
+
+
+def test_encode_examples_annotations(tokenizer, examples):
+    arrays = encode_examples(examples, tokenizer, *required_lengths(examples, tokenizer))
+    n_questions = 0
+    for i, e in enumerate(examples):
+        src_words = e.src.split()
+        links = set(e.alignment)
+        sw, tw = arrays["src_words"][i], arrays["tgt_words"][i]
+        # Independent reference for the piece-level alignment, element by element.
+        for t in range(arrays["align"].shape[1]):
+            for s in range(arrays["align"].shape[2]):
+                expected = tw[t] >= 0 and sw[s] >= 0 and (sw[s], tw[t]) in links
+                assert arrays["align"][i, t, s] == float(expected)
+        pieces_of = {w: [p for p in range(len(sw)) if sw[p] == w] for w in range(len(src_words))}
+        question = [p for w, word in enumerate(src_words) if word == "?" for p in pieces_of[w]]
+        asking = [p for w, word in enumerate(src_words) if word in INTERROGATIVES for p in pieces_of[w]]
+        assert list(np.flatnonzero(arrays["src_question"][i])) == question
+        assert list(np.flatnonzero(arrays["src_interrogative"][i])) == asking
+        n_questions += bool(question)
+    assert n_questions > 50
+
+
+def test_encode_examples_rejects_long_sentences(tokenizer, examples):
+    S, T = required_lengths(examples, tokenizer)
+    encode_examples(examples, tokenizer, S, T)
+    with pytest.raises(ValueError, match="max_src_len"):
+        encode_examples(examples, tokenizer, S - 1, T)
+    with pytest.raises(ValueError, match="max_tgt_len"):
+        encode_examples(examples, tokenizer, S, T - 1)
+    unaligned = encode_examples([Example("the dog .", "der Hund .")], tokenizer, S, T)
+    assert not unaligned["align"].any()
+
+
+def test_batches_cover_every_example_reproducibly():
+    arrays = {"x": np.arange(10), "y": np.arange(10) * 2}
+    run = list(batches(arrays, 4, seed=3, epochs=2, drop_remainder=False))
+    assert [len(b["x"]) for b in run] == [4, 4, 2, 4, 4, 2]
+    first, second = np.concatenate([b["x"] for b in run[:3]]), np.concatenate([b["x"] for b in run[3:]])
+    assert sorted(first) == sorted(second) == list(range(10))
+    assert not np.array_equal(first, second)  # each epoch is reshuffled
+    assert all(np.array_equal(b["y"], 2 * b["x"]) for b in run)
+    again = list(batches(arrays, 4, seed=3, epochs=2, drop_remainder=False))
+    assert all(np.array_equal(a["x"], b["x"]) for a, b in zip(run, again, strict=True))
+    dropped = list(batches(arrays, 4, seed=3, epochs=1))
+    assert [len(b["x"]) for b in dropped] == [4, 4]
+    ordered = list(batches(arrays, 3, seed=0, epochs=1, shuffle=False, drop_remainder=False))
+    assert [list(b["x"]) for b in ordered] == [[0, 1, 2], [3, 4, 5], [6, 7, 8], [9]]
+    endless = batches(arrays, 4, seed=0)
+    assert len([next(endless) for _ in range(7)]) == 7
+    with pytest.raises(ValueError, match="different lengths"):
+        next(batches({"x": np.arange(3), "y": np.arange(4)}, 2, seed=0))
