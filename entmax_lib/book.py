@@ -13,8 +13,9 @@ Example:
 
 from __future__ import annotations
 
+import ast
 import inspect
-import re
+import textwrap
 
 __all__ = ["ALPHA_CMAP", "MAP_STYLES", "map_style", "show_source"]
 
@@ -52,10 +53,21 @@ def map_style(name: str, **overrides) -> dict:
 
 
 def show_source(obj) -> None:
-    """Print the source code of a library function or class without its docstring.
+    """Print the source code of a library function or class without its docstrings.
+
+    The docstrings (of the object, and of the methods of a class) are removed; the book
+    explains what they would say.
 
     Args:
       obj: a function, method or class defined in a Python file.
     """
-    source = inspect.getsource(obj)
-    print(re.sub(r'^(\s*)(?:[rRbBuU]*)"""[\s\S]*?"""\n', "", source, count=1, flags=re.M))
+    source = textwrap.dedent(inspect.getsource(obj))
+    lines = source.splitlines(keepends=True)
+    docstring_lines = set()
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and node.body:
+            first = node.body[0]
+            if isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant):
+                if isinstance(first.value.value, str):
+                    docstring_lines.update(range(first.lineno - 1, first.end_lineno))
+    print("".join(line for i, line in enumerate(lines) if i not in docstring_lines))

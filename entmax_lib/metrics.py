@@ -8,7 +8,7 @@ or which queries/keys are real tokens rather than padding (``query_valid``, ``ke
 Head-level scores (positional, subword-merging, interrogation) are means over every leading axis;
 for one score per head, call them on ``attn[:, h]``.
 
-Definitions (REFERENCE §3, from the paper's §5):
+Definitions (Correia, Niculae & Martins, 2019, §5, https://arxiv.org/abs/1909.00015):
 
 - density of a row = #{allowed keys with weight > 0} / #{allowed keys} (softmax: always 1);
 - head diversity = JS = H(mean_h p_h) − mean_h H(p_h) with Shannon entropy in base H (the number

@@ -196,8 +196,8 @@ def test_bad_settings_raise():
         _tiny_model("softmax").encode(jnp.ones((1, 70), jnp.int32))
     with pytest.raises(ValueError, match="num_heads"):
         ModelConfig(10, num_heads=0)
-    with pytest.raises(ValueError, match="bisect_iters"):
-        ModelConfig(10, "alpha_entmax", bisect_iters=0)
+    with pytest.raises(ValueError, match="n_iter"):
+        ModelConfig(10, "alpha_entmax", n_iter=0)
 
 
 @pytest.mark.parametrize("max_len", [0, 65, 2.0])
@@ -232,7 +232,7 @@ def test_greedy_decode_checks_max_len(tiny_model, max_len):
         ({"batch_size": 0}, "batch_size must be a positive count"),
         ({"batch_size": 7000}, "batch_size=7000 exceeds n_train"),
         ({"record_every": 0}, "record_every"),
-        ({"bisect_iters": -1}, "bisect_iters"),
+        ({"n_iter": -1}, "n_iter"),
         ({"dropout": 1.5}, "dropout must be a rate"),
         ({"ffn_dropout": -0.1}, "ffn_dropout must be a rate"),
         ({"schedule": "linear"}, "schedule must be one of"),

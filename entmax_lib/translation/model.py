@@ -52,7 +52,7 @@ class ModelConfig:
       d_ff: hidden width of the feed-forward blocks.
       max_len: longest sequence the positional table covers.
       pad_id: the padding token (masked as a key everywhere).
-      bisect_iters: the most threshold-search iterations of learned-α entmax (None: the
+      n_iter: the most threshold-search iterations of learned-α entmax (None: the
         library default, 25 in float32, the paper's bisection budget).
       dropout: residual dropout rate, on the embeddings and on every sub-layer's output before
         it is added to the residual stream (Vaswani et al., 2017, §5.4).
@@ -74,7 +74,7 @@ class ModelConfig:
     d_ff: int = 128
     max_len: int = 64
     pad_id: int = 0
-    bisect_iters: int | None = None
+    n_iter: int | None = None
     dropout: float = 0.0
     attention_dropout: float = 0.0
     ffn_dropout: float = 0.0
@@ -88,12 +88,10 @@ class ModelConfig:
                 raise ValueError(f"{name} must be a positive integer, got {value!r}.")
         if self.d_model % self.num_heads:
             raise ValueError(f"d_model={self.d_model} is not divisible by num_heads={self.num_heads}.")
-        if self.bisect_iters is not None and (
-            isinstance(self.bisect_iters, bool)
-            or not isinstance(self.bisect_iters, numbers.Integral)
-            or self.bisect_iters < 1
+        if self.n_iter is not None and (
+            isinstance(self.n_iter, bool) or not isinstance(self.n_iter, numbers.Integral) or self.n_iter < 1
         ):
-            raise ValueError(f"bisect_iters must be None or a positive integer, got {self.bisect_iters!r}.")
+            raise ValueError(f"n_iter must be None or a positive integer, got {self.n_iter!r}.")
         for name in ("dropout", "attention_dropout", "ffn_dropout"):
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, numbers.Real) or not 0.0 <= value < 1.0:
@@ -177,7 +175,7 @@ class _EncoderLayer(nnx.Module):
             config.normaliser,
             rngs=rngs,
             alpha_rngs=alpha_rngs,
-            n_iter=config.bisect_iters,
+            n_iter=config.n_iter,
         )
         self.norm_ff = nnx.LayerNorm(d, rngs=rngs)
         self.feed_forward = _FeedForward(d, config.d_ff, rngs)
@@ -197,11 +195,11 @@ class _DecoderLayer(nnx.Module):
         d, heads, normaliser = config.d_model, config.num_heads, config.normaliser
         self.norm_self = nnx.LayerNorm(d, rngs=rngs)
         self.self_attention = EntmaxMultiHeadAttention(
-            heads, d, normaliser, rngs=rngs, alpha_rngs=alpha_rngs, n_iter=config.bisect_iters
+            heads, d, normaliser, rngs=rngs, alpha_rngs=alpha_rngs, n_iter=config.n_iter
         )
         self.norm_context = nnx.LayerNorm(d, rngs=rngs)
         self.context_attention = EntmaxMultiHeadAttention(
-            heads, d, normaliser, rngs=rngs, alpha_rngs=alpha_rngs, n_iter=config.bisect_iters
+            heads, d, normaliser, rngs=rngs, alpha_rngs=alpha_rngs, n_iter=config.n_iter
         )
         self.norm_ff = nnx.LayerNorm(d, rngs=rngs)
         self.feed_forward = _FeedForward(d, config.d_ff, rngs)

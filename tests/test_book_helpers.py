@@ -1,0 +1,31 @@
+"""entmax_lib.book: one style per map, and library source shown without docstrings."""
+
+import pytest
+
+from entmax_lib import threshold
+from entmax_lib.attention import EntmaxMultiHeadAttention
+from entmax_lib.book import MAP_STYLES, map_style, show_source
+
+
+def test_every_map_has_its_own_colour_and_marker():
+    colours = [style["color"] for style in MAP_STYLES.values()]
+    markers = [style["marker"] for style in MAP_STYLES.values()]
+    assert len(set(colours)) == len(colours) and len(set(markers)) == len(markers)
+
+
+def test_aliases_and_overrides():
+    assert map_style("alpha_entmax") == map_style("learned") == map_style("learned_q")
+    assert map_style("softmax", label=None)["label"] is None
+    assert MAP_STYLES["softmax"]["label"] is not None  # overrides do not leak into the table
+    with pytest.raises(ValueError, match="name"):
+        map_style("argmax")
+
+
+def test_show_source_drops_every_docstring_and_keeps_the_code(capsys):
+    show_source(EntmaxMultiHeadAttention)
+    printed = capsys.readouterr().out
+    assert printed.startswith("class EntmaxMultiHeadAttention")
+    assert '"""' not in printed
+    assert "def attend(self" in printed and "return (out, weights) if return_weights else out" in printed
+    show_source(threshold.exact_support_step)
+    assert capsys.readouterr().out.splitlines()[1].strip() == "if beta == 1.0:"
