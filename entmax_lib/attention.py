@@ -59,6 +59,21 @@ def alpha_from_logit(logit):
 
     sigmoid keeps α in (1, 2); the clamp at 1.01 (from the authors' code) keeps the
     threshold search away from the α → 1 limit. Its gradient is zero only below a ≈ −4.6.
+
+    Args:
+      logit: the unconstrained parameter a, any shape.
+
+    Returns:
+      α with the shape of ``logit``.
+
+    Example:
+      >>> import jax.numpy as jnp
+      >>> from entmax_lib.attention import alpha_from_logit
+      >>> [round(v, 3) for v in alpha_from_logit(jnp.array([-10.0, 0.0, 10.0])).tolist()]
+      [1.01, 1.5, 2.0]
+
+    Reference:
+      Correia, Niculae & Martins (2019), §3.3, https://arxiv.org/abs/1909.00015 .
     """
     return jnp.clip(1.0 + jax.nn.sigmoid(logit), ALPHA_MIN, ALPHA_MAX)
 
@@ -69,15 +84,24 @@ def normalise_scores(scores, normaliser, alpha=None, n_iter=None):
     Args:
       scores: (..., H, Lq, Lk) scores; ``-inf`` marks keys a query may not attend to
         ("alpha_entmax" needs the head axis: scores with fewer than 3 axes are an error).
-      normaliser: "softmax", "entmax15" (exact, sort-based), "sparsemax" (exact) or
-        "alpha_entmax" (``entmax_bisect``: iterative threshold search, differentiable w.r.t. α).
+      normaliser: "softmax", "entmax15" (exact), "sparsemax" (exact) or "alpha_entmax"
+        (``entmax_bisect`` with one α per head, differentiable with respect to α).
       alpha: for "alpha_entmax" only: one α ≥ 1 per head, shape (H,), or a number.
-      n_iter: for "alpha_entmax" only: the most iterations of ``entmax_bisect``'s threshold
-        search (default: the library's, 25 in float32, the paper's bisection budget).
+      n_iter: for "alpha_entmax" only: the most steps of the threshold search (default: the
+        library's, 25 in float32, 54 in float64).
 
     Returns:
       (..., H, Lq, Lk) weights, rows summing to 1 over the allowed keys, exactly 0 on
       masked keys; an all-masked row is all zeros.
+
+    Example:
+      >>> import jax.numpy as jnp
+      >>> from entmax_lib.attention import normalise_scores
+      >>> scores = jnp.array([[[[0.0, 1.0, 1.5, -jnp.inf]]]], jnp.float32)  # (1, H=1, 1, 4)
+      >>> normalise_scores(scores, "sparsemax").tolist()
+      [[[[0.0, 0.25, 0.75, 0.0]]]]
+      >>> normalise_scores(scores, "alpha_entmax", alpha=jnp.array([2.0])).tolist()
+      [[[[0.0, 0.25, 0.75, 0.0]]]]
     """
     _check_normaliser(normaliser)
     if normaliser == "softmax":
@@ -114,6 +138,15 @@ def attention_weights(query, key, normaliser, alpha=None, mask=None, bias=None, 
 
     Returns:
       (..., H, Lq, Lk) weights in the query's dtype (computed in at least float32).
+
+    Example:
+      >>> import jax.numpy as jnp
+      >>> from entmax_lib.attention import attention_weights
+      >>> q = k = jnp.ones((3, 2, 4), jnp.float32)  # (L, H, D): every score is equal
+      >>> causal = jnp.tril(jnp.ones((3, 3), bool))
+      >>> weights = attention_weights(q, k, "entmax15", mask=causal)  # (H, Lq, Lk)
+      >>> [[round(w, 3) for w in row] for row in weights[0].tolist()]  # head 0
+      [[1.0, 0.0, 0.0], [0.5, 0.5, 0.0], [0.333, 0.333, 0.333]]
     """
     if query.shape[-1] != key.shape[-1] or query.shape[-2] != key.shape[-2]:
         raise ValueError(f"query {query.shape} and key {key.shape} must agree on heads and depth.")
@@ -145,6 +178,18 @@ def make_attention_fn(normaliser, alpha=None, n_iter=None):
         owns no α, so it is a constant here; to *learn* α use
         :class:`EntmaxMultiHeadAttention`.
       n_iter: threshold-search iterations for "alpha_entmax" (see :func:`normalise_scores`).
+
+    Returns:
+      The attention function.
+
+    Example:
+      >>> import jax
+      >>> from flax import nnx
+      >>> from entmax_lib.attention import make_attention_fn
+      >>> mha = nnx.MultiHeadAttention(2, 8, attention_fn=make_attention_fn("sparsemax"),
+      ...                              decode=False, rngs=nnx.Rngs(0))
+      >>> mha(jax.random.normal(jax.random.key(0), (1, 5, 8))).shape
+      (1, 5, 8)
     """
     _check_normaliser(normaliser)
     if normaliser == "alpha_entmax" and alpha is None:

@@ -69,7 +69,16 @@ def enabled():
 
 
 def kernel_applies(z, beta):
-    """Whether :func:`maybe_entmax_forward` would try the kernel for ``z`` (compute dtype)."""
+    """Whether :func:`maybe_entmax_forward` would try the kernel for ``z`` (compute dtype).
+
+    Args:
+      z: the scores, in the compute dtype, normalised along the last axis.
+      beta: α − 1 (unused: every α is supported).
+
+    Returns:
+      True when the switch is on, the backend is a GPU, ``z`` is float32 and its rows have at
+      most :data:`MAX_COLS` entries.
+    """
     if not enabled():
         return False
     if jax.default_backend() != "gpu" or z.dtype != jnp.float32:
@@ -160,6 +169,14 @@ def entmax_rows(z, beta, n_iter, *, interpret=False):
 
     Returns:
       p with the shape and dtype of z, as :func:`entmax_lib.threshold.entmax_forward` computes it.
+
+    Example:
+      >>> import jax.numpy as jnp
+      >>> from entmax_lib import pallas_kernel
+      >>> z = jnp.array([[0.0, 1.0, 1.5]], jnp.float32)
+      >>> p = pallas_kernel.entmax_rows(z, 1.0, 25, interpret=True)  # β = 1: sparsemax
+      >>> [round(v, 4) for v in p[0].tolist()]
+      [0.0, 0.25, 0.75]
     """
     pl = _pallas()
     batch, d = z.shape[:-1], z.shape[-1]
