@@ -419,3 +419,18 @@ def test_training_with_dropout_and_options_runs():
     )  # fmt: skip
     history = train(model, arrays, config)
     assert len(history["loss"]) == 2 and np.all(np.isfinite(history["loss"]))
+
+
+@pytest.mark.slow
+def test_training_shows_step_loss_and_alpha_when_someone_watches(monkeypatch, capsys):
+    model = _dropout_model("alpha_entmax")
+    rng = np.random.default_rng(1)
+    arrays = {k: rng.integers(4, 30, (16, 6)).astype(np.int32) for k in ("src", "tgt_in", "tgt_out")}
+    config = TrainConfig(steps=4, batch_size=8, warmup_steps=2, record_every=2)
+    monkeypatch.setenv("ENTMAX_PROGRESS", "0")
+    train(model, arrays, config, desc="quiet")
+    assert "quiet" not in capsys.readouterr().err
+    monkeypatch.setenv("ENTMAX_PROGRESS", "1")
+    train(model, arrays, config, desc="watched")
+    err = capsys.readouterr().err
+    assert "watched" in err and "4/4" in err and "step=" in err and "loss=" in err and "alpha=" in err

@@ -566,7 +566,7 @@ def run_experiment(splits=None, data=None, **overrides):
         progress = None
         if config["verbose"]:
             progress = lambda step, loss, n=normaliser: print(f"{n} step {step} loss {loss:.3f}", flush=True)
-        history = train(model, arrays["train"], train_config, progress)
+        history = train(model, arrays["train"], train_config, progress, desc=normaliser)
         entry = _model_entry(model, history, data, config, index)
         result["models"][normaliser] = entry
         if config["verbose"]:

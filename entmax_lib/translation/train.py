@@ -29,6 +29,7 @@ import numpy as np
 import optax
 from flax import nnx
 
+from entmax_lib import progress as progress_bars
 from entmax_lib.translation.data import batches
 
 __all__ = ["TrainConfig", "cross_entropy", "learning_rate_schedule", "make_optimizer", "train"]
@@ -208,8 +209,12 @@ def _train_step(graphdef, optimizer, pad_id, label_smoothing, params, rest, opt_
     return optax.apply_updates(params, updates), opt_state, loss
 
 
-def train(model, arrays, config, progress=None):
+def train(model, arrays, config, progress=None, desc="train"):
     """Train ``model`` in place on teacher-forced batches of ``arrays``.
+
+    Shows a progress bar with the step, the loss and (for learned α) the mean α where someone
+    is watching (a terminal, Jupyter or Colab; never in the built book or the tests, see
+    :mod:`entmax_lib.progress`).
 
     Args:
       model: a :class:`~entmax_lib.translation.model.Transformer`.
@@ -217,6 +222,7 @@ def train(model, arrays, config, progress=None):
         (as made by ``entmax_lib.translation.data.encode_examples``).
       config: a :class:`TrainConfig`.
       progress: optional callable ``progress(step, loss)`` called at every record.
+      desc: the progress bar's label.
 
     Returns:
       History dict (JSON-serialisable): "step" and "loss" (mean loss since the previous
@@ -250,6 +256,7 @@ def train(model, arrays, config, progress=None):
     dropout_key = jax.random.key(config.seed) if any(rates) else None
     start = time.perf_counter()
     running = []
+    bar = progress_bars.progress(config.steps, desc=desc)
     for step in range(1, config.steps + 1):
         batch = next(minibatches)
         step_key = None if dropout_key is None else jax.random.fold_in(dropout_key, step)
@@ -277,6 +284,11 @@ def train(model, arrays, config, progress=None):
                 record_alpha(step)
             if progress is not None:
                 progress(step, mean_loss)
+            # the α just recorded, averaged over heads, layers and attention types
+            mean_alpha = float(np.mean([a[-1] for a in history["alpha"].values()])) if learned else None
+            progress_bars.report(bar, step=step, loss=mean_loss, alpha=mean_alpha)
+            bar.update(step - bar.n)
+    bar.close()
     jax.block_until_ready(params)
     history["seconds"] = time.perf_counter() - start
     nnx.update(model, params)
