@@ -6,7 +6,7 @@ bound by memory traffic, those extra reads are most of the cost. This kernel loa
 of rows into registers once, runs the same safeguarded Newton–Halley iteration on them
 (:func:`entmax_lib.threshold.search_step`), and writes p once: the traffic of a softmax.
 What remains is arithmetic: per entry and step one log1p and one exp (three sums share
-them through u^{q−1} = u^q / u), or a few multiplies when 1/(α−1) is a small integer
+them through u^{1/β−1} = u^{1/β} / u), or a few multiplies when 1/(α−1) is a small integer
 (α = 1.5, 2, …). α may be traced, one value per row.
 
 **The switch.** The kernel is off unless the environment variable ``ENTMAX_LIB_PALLAS`` is
@@ -96,14 +96,14 @@ def block_sums(y, theta, beta):
     """F, D, E of :func:`entmax_lib.threshold.threshold_sums` for a block held in registers.
 
     y = z − max z, shape (rows, cols); theta and a traced beta have shape (rows, 1). Unlike
-    the XLA version there is no memory to save by recomputing: u^{q−1} and u^{q−2} come from
-    u^q by division, so a step costs one log1p and one exp per entry.
+    the XLA version there is no memory to save by recomputing: u^{1/β−1} and u^{1/β−2} come from
+    u^{1/β} by division, so a step costs one log1p and one exp per entry.
     """
-    q_int = threshold.integer_exponent(beta)
-    if q_int is not None:
+    exponent = threshold.integer_exponent(beta)
+    if exponent is not None:
         u = jnp.maximum(1.0 + beta * (y - theta), 0.0)
         power = lambda k: jax.lax.integer_pow(u, k) if k >= 1 else jnp.sign(u)
-        terms = (power(q_int), power(q_int - 1), power(max(q_int - 2, 0)))
+        terms = (power(exponent), power(exponent - 1), power(max(exponent - 2, 0)))
     else:
         b = beta if isinstance(beta, float) else jnp.maximum(beta, threshold.BETA_FLOOR)
         t = jnp.maximum(b * (y - theta), -1.0)

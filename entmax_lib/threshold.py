@@ -110,7 +110,7 @@ def _row_stats(z):
 
 
 def integer_exponent(beta):
-    """q = 1/β when β is a Python float with q a small integer (α = 2, 1.5, 4/3, …), else None."""
+    """1/β when β is a Python float and 1/β a small integer (α = 2, 1.5, 4/3, …), else None."""
     if isinstance(beta, float) and beta > 0 and float(1.0 / beta).is_integer() and 1.0 / beta <= 8:
         return int(round(1.0 / beta))
     return None
@@ -119,25 +119,25 @@ def integer_exponent(beta):
 def threshold_sums(z, row_max, theta, beta):
     """The three sums over a row that drive the threshold iteration, in one pass over z.
 
-    With u_i = [1 + β(z_i − max z − θ)]_+ and q = 1/β (so p_i = u_i^q):
+    With u_i = [1 + β(z_i − max z − θ)]_+ (so p_i = u_i^{1/β}):
 
-        F = Σ u^q (the mass, F(θ*) = 1),   D = Σ u^{q−1} = −dF/dθ,   E = Σ u^{q−2}
+        F = Σ u^{1/β} (the mass, F(θ*) = 1),   D = Σ u^{1/β−1} = −dF/dθ,   E = Σ u^{1/β−2}
 
     (d²F/dθ² = (1 − β) E; at α = 1.5, E = |S|, the size of the support). At β = 0, u = 1 and
-    u^q = exp(z − max z − θ). Written with clamps rather than branches so that XLA fuses each
+    u^{1/β} = exp(z − max z − θ). Written with clamps rather than branches so that XLA fuses each
     sum into one loop. For a traced α the three sums are one reduction over a (…, 3, d)
     broadcast, which on CPU measured faster than three reductions of a shared log u.
-    Cost per entry and sum: a few multiplies for integer q ≤ 8, else a log1p and an exp.
+    Cost per entry and sum: a few multiplies for an integer 1/β ≤ 8, else a log1p and an exp.
     """
-    q_int = integer_exponent(beta)
+    exponent = integer_exponent(beta)
     u, x = _tsallis_base(z - row_max, theta, 0.0, beta)
-    if q_int is not None:
+    if exponent is not None:
         # Three separate reductions of one u: on CPU this fuses best (XLA materialises u once
         # and reduces it three times, ~2× faster than the stacked form used for traced α).
         u = jnp.maximum(u, 0.0)
         power = lambda k: jax.lax.integer_pow(u, k) if k >= 1 else jnp.sign(u)  # u^0 on the support
         total = lambda a: jnp.sum(a, axis=-1, keepdims=True)
-        return total(power(q_int)), total(power(q_int - 1)), total(power(max(q_int - 2, 0)))
+        return total(power(exponent)), total(power(exponent - 1)), total(power(max(exponent - 2, 0)))
     if isinstance(beta, float):
         b = max(beta, BETA_FLOOR)  # a fixed α = 1 (not reached from the public API)
         inv = 1.0 / b
@@ -145,8 +145,8 @@ def threshold_sums(z, row_max, theta, beta):
         b = jnp.maximum(beta, BETA_FLOOR)
         inv = (1.0 / b)[..., None, :]
     log_u = jnp.log1p(jnp.maximum(x, -1.0))[..., None, :]  # −inf off the support
-    r = jnp.arange(3, dtype=z.dtype)[:, None]  # the three sums are Σ u^{q − r}, r = 0, 1, 2
-    # u^{q−r} = exp(q log u − r log u); the clamp keeps −inf − (−inf) out of the exponent.
+    r = jnp.arange(3, dtype=z.dtype)[:, None]  # the three sums are Σ u^{1/β − r}, r = 0, 1, 2
+    # u^{1/β−r} = exp(log u / β − r log u); the clamp keeps −inf − (−inf) out of the exponent.
     sums = jnp.sum(jnp.exp(inv * log_u - r * jnp.maximum(log_u, -80.0)), axis=-1)
     return sums[..., 0:1], sums[..., 1:2], sums[..., 2:3]
 
@@ -155,8 +155,8 @@ def newton_halley_steps(F, D, E, beta):
     """Newton and Halley increments of θ for G(θ) = (F^β − 1)/β (= log F at β = 0).
 
     G is F made nearly linear: exactly linear at β = 0 (G = logsumexp(z) − θ, so one Newton
-    step is exact for softmax) and on a one-entry support; convex for α ≤ 2 (an ℓ_q norm of
-    u, q ≥ 1), so Newton from the left never overshoots. With a = (1 − F^{−β})/β:
+    step is exact for softmax) and on a one-entry support; convex for α ≤ 2 (F^β is the ℓ_{1/β} norm of
+    u, 1/β ≥ 1), so Newton from the left never overshoots. With a = (1 − F^{−β})/β:
     G' = −F^{β−1} D, G'' = (1 − β) F^{β−2} (F E − D²), and
 
         Newton: Δ = a F / D,      Halley: Δ / (1 − (1 − β) a (F E − D²) / (2 D²)).
@@ -172,10 +172,10 @@ def newton_halley_steps(F, D, E, beta):
 
 
 def exact_support_step(F, D, E, beta):
-    """θ increment that solves Σ_{i∈S} u_i(θ + Δ)^q = 1 on the current support S (α = 2, 1.5).
+    """θ increment that solves Σ_{i∈S} u_i(θ + Δ)^{1/β} = 1 on the current support S (α = 2, 1.5).
 
-    u_i shifts by t = βΔ. α = 2 (q = 1): Σ_S (u_i − t) = 1, t = (F − 1)/|S| with |S| = D —
-    the threshold of Michelot's algorithm. α = 1.5 (q = 2): Σ_S (u_i − t)² = 1 with
+    u_i shifts by t = βΔ. α = 2 (1/β = 1): Σ_S (u_i − t) = 1, t = (F − 1)/|S| with |S| = D —
+    the threshold of Michelot's algorithm. α = 1.5 (1/β = 2): Σ_S (u_i − t)² = 1 with
     |S| = E, the smaller root t = (F − 1)/(D + sqrt(D² − |S|(F − 1))) (written without
     cancellation): the formula of the sort-based 1.5-entmax of Peters et al. (2019), on S.
     The result is the exact threshold iff S is the true support; from the left (F ≥ 1) no

@@ -229,3 +229,14 @@ def test_alpha_entmax_needs_a_head_axis(shape):
     # With a head axis the same call works: a number is one α for every head.
     p = normalise_scores(jnp.zeros((2, 3, 5)), "alpha_entmax", 1.5)
     np.testing.assert_allclose(np.asarray(p).sum(-1), 1.0, atol=1e-6)
+
+
+def test_bfloat16_parameters_outside_jit():
+    """A layer cast to bfloat16 (its α logits too) runs eagerly: a concrete bf16 α is a number."""
+    layer = EntmaxMultiHeadAttention(2, 8, "alpha_entmax", rngs=nnx.Rngs(0))
+    graphdef, state = nnx.split(layer)
+    layer = nnx.merge(graphdef, jax.tree.map(lambda a: a.astype(jnp.bfloat16), state))
+    x = jax.random.normal(jax.random.key(1), (1, 3, 8), jnp.bfloat16)
+    out, weights = layer(x, return_weights=True)
+    assert out.dtype == jnp.bfloat16 and weights.dtype == jnp.bfloat16
+    np.testing.assert_allclose(np.asarray(weights, np.float32).sum(-1), 1.0, atol=2e-2)
