@@ -19,7 +19,7 @@ import numpy as np
 from entmax_lib.translation.corpus import INTERROGATIVES, Example
 from entmax_lib.translation.tokenizer import SubwordTokenizer
 
-__all__ = ["batches", "encode_examples", "required_lengths"]
+__all__ = ["batches", "encode_examples", "required_lengths", "token_batches"]
 
 
 def required_lengths(examples: list[Example], tokenizer: SubwordTokenizer) -> tuple[int, int]:
@@ -179,3 +179,77 @@ def batches(
             index = order[start : start + batch_size]
             yield {key: value[index] for key, value in arrays.items()}
         epoch += 1
+
+
+def token_batches(
+    arrays: dict[str, np.ndarray],
+    max_tokens: int,
+    seed: int,
+    *,
+    pad_id: int = 0,
+    multiple_of: int = 1,
+    bucket_width: int = 8,
+) -> Iterator[dict[str, np.ndarray]]:
+    """Yield training batches of about ``max_tokens`` tokens each, sentences grouped by length.
+
+    The standard Transformer recipe batches by tokens, not sentences (Vaswani et al., 2017, §5.1):
+    short sentences go in large batches, long ones in small ones. Each pair is put in the
+    bucket of its longer side (source or target, without padding) rounded up to a multiple of
+    ``bucket_width``; a bucket of length ℓ makes batches of n = ⌊max_tokens / ℓ⌋ pairs (rounded
+    down to a multiple of ``multiple_of``, e.g. the number of devices), cut to ℓ columns. So
+    every batch shape is one of a few (one compilation per bucket), and padding is at most
+    ``bucket_width − 1`` per sentence. Every epoch shuffles within the buckets and then the
+    order of the batches; incomplete batches are dropped.
+
+    Args:
+      arrays: dict with at least "src", "tgt_in", "tgt_out", shape (N, L); 2-D arrays with the
+        same second axis as "src" or "tgt_in" are cut along with them, others are kept whole.
+      max_tokens: the most tokens (pairs × bucket length) per batch.
+      seed: seed of the shuffling.
+      pad_id: the padding id, to measure lengths.
+      multiple_of: batch sizes are multiples of this.
+      bucket_width: bucket lengths are multiples of this.
+
+    Returns:
+      an endless iterator of dicts of arrays.
+
+    >>> src = np.array([[5, 6, 0, 0], [5, 0, 0, 0], [5, 6, 7, 8], [6, 7, 8, 9]])
+    >>> data = {"src": src, "tgt_in": src, "tgt_out": src}
+    >>> batch = next(token_batches(data, max_tokens=8, seed=0, bucket_width=2))
+    >>> batch["src"].shape in {(4, 2), (2, 4)}
+    True
+    """
+    counts = {"max_tokens": max_tokens, "multiple_of": multiple_of, "bucket_width": bucket_width}
+    for name, value in counts.items():
+        if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
+            raise ValueError(f"{name} must be a positive integer, got {value!r}.")
+    src, tgt = np.asarray(arrays["src"]), np.asarray(arrays["tgt_in"])
+    src_width, tgt_width = src.shape[1], tgt.shape[1]
+    longest = np.maximum((src != pad_id).sum(1), (tgt != pad_id).sum(1))
+    length = np.minimum(-(-longest // bucket_width) * bucket_width, max(src_width, tgt_width))
+    buckets = {}
+    for bucket_length in np.unique(length):
+        size = (max_tokens // int(bucket_length)) // multiple_of * multiple_of
+        members = np.flatnonzero(length == bucket_length)
+        if size >= 1 and len(members) >= size:
+            buckets[int(bucket_length)] = (members, size)
+    if not buckets:
+        raise ValueError(
+            f"max_tokens={max_tokens} makes no complete batch (a multiple of {multiple_of} pairs) from "
+            f"{len(longest)} pairs; raise max_tokens or add data."
+        )
+
+    def cut(value, bucket_length):
+        if value.ndim == 2 and value.shape[1] in (src_width, tgt_width):
+            return value[:, : min(bucket_length, value.shape[1])]
+        return value
+
+    rng = np.random.default_rng(seed)
+    while True:
+        plan = []
+        for bucket_length, (members, size) in buckets.items():
+            order = rng.permutation(members)
+            plan += [(bucket_length, order[i : i + size]) for i in range(0, len(order) - size + 1, size)]
+        for k in rng.permutation(len(plan)):
+            bucket_length, index = plan[k]
+            yield {key: cut(np.asarray(value)[index], bucket_length) for key, value in arrays.items()}

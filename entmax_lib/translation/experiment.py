@@ -42,6 +42,7 @@ from entmax_lib.translation.train import TrainConfig, cross_entropy, train
 __all__ = [
     "DEFAULTS",
     "NORMALISERS",
+    "PAPER_SCALE",
     "analyse",
     "check_config",
     "pick_example",
@@ -83,10 +84,40 @@ DEFAULTS = {
     "label_smoothing": 0.0,
     "schedule": "cosine",
     "alpha_learning_rate": None,
+    "batch_tokens": None,
+    "compute_dtype": "float32",
     "record_every": 10,
     # analysis
     "density_bins": 20,
     "verbose": False,
+}
+
+#: :func:`run_experiment` settings for the paper's scale on a GPU (Correia, Niculae & Martins,
+#: 2019, §4): Transformer-base (6 + 6 layers, 8 heads, d = 512, feed-forward 2048; Vaswani et
+#: al., 2017), dropout 0.1, label smoothing 0.1, linear warm-up over 20,000 steps then
+#: inverse-square-root decay to a peak of 2·512^(−1/2)·20000^(−1/2), batches of about 8,192
+#: tokens, bfloat16 passes, a 32,000-piece joint subword vocabulary. Pass the splits of a real
+#: corpus with ``splits=`` and its sizes as n_train, n_valid and n_test; training runs
+#: data-parallel over every local GPU (see :func:`entmax_lib.translation.train.train`).
+PAPER_SCALE = {
+    "vocab_size": 32_000,
+    "max_src_len": 128,
+    "max_tgt_len": 128,
+    "d_model": 512,
+    "num_heads": 8,
+    "num_layers": 6,
+    "d_ff": 2048,
+    "dropout": 0.1,
+    "attention_dropout": 0.1,
+    "ffn_dropout": 0.1,
+    "steps": 50_000,
+    "batch_tokens": 8192,
+    "learning_rate": 2 * 512**-0.5 * 20_000**-0.5,
+    "warmup_steps": 20_000,
+    "schedule": "inverse_sqrt",
+    "label_smoothing": 0.1,
+    "compute_dtype": "bfloat16",
+    "record_every": 100,
 }
 
 _DATA_COUNTS = ("n_train", "n_valid", "n_test", "vocab_size", "max_src_len", "max_tgt_len")
@@ -133,6 +164,8 @@ def _train_config(config):
         record_every=config["record_every"],
         schedule=config["schedule"],
         alpha_learning_rate=config["alpha_learning_rate"],
+        batch_tokens=config["batch_tokens"],
+        compute_dtype=config["compute_dtype"],
     )
 
 

@@ -30,11 +30,12 @@ import optax
 from flax import nnx
 
 from entmax_lib import progress as progress_bars
-from entmax_lib.translation.data import batches
+from entmax_lib.translation.data import batches, token_batches
 
 __all__ = ["TrainConfig", "cross_entropy", "learning_rate_schedule", "make_optimizer", "train"]
 
 SCHEDULES = ("cosine", "inverse_sqrt")
+COMPUTE_DTYPES = ("float32", "bfloat16")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -57,6 +58,11 @@ class TrainConfig:
         "inverse_sqrt" decay ∝ 1/√step (see :func:`learning_rate_schedule`).
       alpha_learning_rate: peak learning rate of the α logits (learned-α models), following the
         same schedule shape; None: ``learning_rate``; 0 freezes α.
+      batch_tokens: if set, batch by tokens instead of sentences: batches of about this many
+        tokens, sentences grouped by length (:func:`~entmax_lib.translation.data.token_batches`);
+        ``batch_size`` is then unused.
+      compute_dtype: "float32", or "bfloat16" to run the forward and backward passes in
+        bfloat16 (the weights, the optimiser and the loss stay float32): for GPUs and TPUs.
     """
 
     steps: int = 1000
@@ -69,6 +75,8 @@ class TrainConfig:
     record_every: int = 10
     schedule: str = "cosine"
     alpha_learning_rate: float | None = None
+    batch_tokens: int | None = None
+    compute_dtype: str = "float32"
 
     def __post_init__(self):
         for name in ("steps", "batch_size", "record_every", "warmup_steps", "seed"):
@@ -90,6 +98,13 @@ class TrainConfig:
             raise ValueError(f"schedule must be one of {SCHEDULES}, got {self.schedule!r}.")
         if self.schedule == "inverse_sqrt" and self.warmup_steps < 1:
             raise ValueError("the inverse_sqrt schedule needs warmup_steps ≥ 1.")
+        tokens = self.batch_tokens
+        if tokens is not None and (
+            isinstance(tokens, bool) or not isinstance(tokens, numbers.Integral) or tokens < 1
+        ):
+            raise ValueError(f"batch_tokens must be None or a positive integer, got {tokens!r}.")
+        if self.compute_dtype not in COMPUTE_DTYPES:
+            raise ValueError(f"compute_dtype must be one of {COMPUTE_DTYPES}, got {self.compute_dtype!r}.")
         lr = self.alpha_learning_rate
         if lr is not None and (
             isinstance(lr, bool) or not isinstance(lr, numbers.Real) or not 0 <= lr < math.inf
@@ -197,10 +212,20 @@ def make_optimizer(config):
     return optax.chain(clip, optax.multi_transform(adams, labels))
 
 
-@functools.partial(jax.jit, static_argnums=(0, 1, 2, 3))
-def _train_step(graphdef, optimizer, pad_id, label_smoothing, params, rest, opt_state, batch, dropout_key):
+def _cast_floats(tree, dtype):
+    return jax.tree.map(lambda a: a.astype(dtype) if jnp.issubdtype(a.dtype, jnp.floating) else a, tree)
+
+
+@functools.partial(jax.jit, static_argnums=(0, 1, 2, 3, 4))
+def _train_step(
+    graphdef, optimizer, pad_id, label_smoothing, compute_dtype, params, rest, opt_state, batch, dropout_key
+):
     def loss_fn(params):
-        model = nnx.merge(graphdef, params, rest)
+        if compute_dtype != "float32":  # mixed precision: float32 weights, low-precision passes
+            params, rest_ = _cast_floats(params, compute_dtype), _cast_floats(rest, compute_dtype)
+        else:
+            rest_ = rest
+        model = nnx.merge(graphdef, params, rest_)
         logits = model(batch["src"], batch["tgt_in"], dropout_key=dropout_key)
         return cross_entropy(logits, batch["tgt_out"], pad_id, label_smoothing)
 
@@ -215,6 +240,12 @@ def train(model, arrays, config, progress=None, desc="train"):
     Shows a progress bar with the step, the loss and (for learned α) the mean α where someone
     is watching (a terminal, Jupyter or Colab; never in the built book or the tests, see
     :mod:`entmax_lib.progress`).
+
+    Data-parallel over every local device: with more than one (several GPUs, or CPU devices
+    forced by ``XLA_FLAGS=--xla_force_host_platform_device_count=N``), the weights and the
+    optimiser state are replicated on a one-axis device mesh and every batch is split along
+    it (``jax.sharding``); XLA adds the gradient all-reduce. The same code runs unchanged on one
+    device. Batch sizes must then be a multiple of the device count.
 
     Args:
       model: a :class:`~entmax_lib.translation.model.Transformer`.
@@ -232,7 +263,13 @@ def train(model, arrays, config, progress=None, desc="train"):
       (the first step).
     """
     columns = {k: np.asarray(arrays[k], np.int32) for k in ("src", "tgt_in", "tgt_out")}
-    if len(columns["src"]) < config.batch_size:
+    devices = jax.local_devices()
+    if config.batch_tokens is None and config.batch_size % len(devices):
+        raise ValueError(
+            f"batch_size={config.batch_size} must be a multiple of the {len(devices)} local devices "
+            "(the batch is split across them)."
+        )
+    if config.batch_tokens is None and len(columns["src"]) < config.batch_size:
         raise ValueError(
             f"the training set ({len(columns['src'])} pairs) is smaller than batch_size={config.batch_size}."
         )
@@ -250,21 +287,34 @@ def train(model, arrays, config, progress=None, desc="train"):
 
     if learned:
         record_alpha(0)
-    # full-size batches, a fresh permutation every epoch: one shape, one compilation
-    minibatches = batches(columns, config.batch_size, config.seed)
+    if config.batch_tokens is None:
+        # full-size batches, a fresh permutation every epoch: one shape, one compilation
+        minibatches = batches(columns, config.batch_size, config.seed)
+    else:  # one shape (and compilation) per length bucket
+        minibatches = token_batches(
+            columns, config.batch_tokens, config.seed, pad_id=model.config.pad_id, multiple_of=len(devices)
+        )
+    place = lambda tree: tree  # noqa: E731
+    if len(devices) > 1:
+        mesh = jax.sharding.Mesh(np.asarray(devices), ("data",))
+        replicated = jax.sharding.NamedSharding(mesh, jax.sharding.PartitionSpec())
+        params, rest, opt_state = jax.device_put((params, rest, opt_state), replicated)
+        split = jax.sharding.NamedSharding(mesh, jax.sharding.PartitionSpec("data"))
+        place = lambda tree: jax.device_put(tree, split)  # noqa: E731
     rates = (model.config.dropout, model.config.attention_dropout, model.config.ffn_dropout)
     dropout_key = jax.random.key(config.seed) if any(rates) else None
     start = time.perf_counter()
     running = []
     bar = progress_bars.progress(config.steps, desc=desc)
     for step in range(1, config.steps + 1):
-        batch = next(minibatches)
+        batch = place(next(minibatches))
         step_key = None if dropout_key is None else jax.random.fold_in(dropout_key, step)
         params, opt_state, loss = _train_step(
             graphdef,
             optimizer,
             model.config.pad_id,
             config.label_smoothing,
+            config.compute_dtype,
             params,
             rest,
             opt_state,
