@@ -80,7 +80,8 @@ DEMO_Q_INIT = Q_MIN + Q_SPAN / (1.0 + math.exp(1.0))
 #: The qjax demo ``examples/attention_mlp.py``, as :func:`run_experiment` overrides:
 #: ``run_experiment(**ORIGINAL)`` is its run (d = 16, C = 4 on basis axes, K = 3, prototype and
 #: marker of length 2.5, σ = 1; L ∈ {4, 8, 16, 32}; seeds 0–2, each with its own 512 training
-#: sequences as one full batch and 2000 test sequences; 5000 Adam steps at 5e-3).
+#: sequences as one full batch and 2000 test sequences; 5000 Adam steps at 5e-3; attention
+#: maps of 18 sequences at L = 16).
 ORIGINAL = {
     "lengths": (4, 8, 16, 32),
     "seeds": (0, 1, 2),
@@ -92,6 +93,7 @@ ORIGINAL = {
     "n_test": 2000,
     "data_per_seed": True,
     "attention_length": 16,
+    "n_attention_examples": 18,
     "dim": 16,
     "n_classes": 4,
     "n_informative": 3,
@@ -436,16 +438,16 @@ class TrainResult(NamedTuple):
       variants: the V variant names.
       seeds: the S seeds.
       params: per variant, a parameter dict whose arrays have a leading seed axis S.
-      loss: (V, S, steps) training cross-entropy before each step.
-      q: (V, S, steps) the α after each step (constant for a fixed variant).
+      loss: (V, S, steps) training cross-entropy before each step (a JAX array).
+      q: (V, S, steps) the α after each step, constant for a fixed variant (a JAX array).
       settings: the model settings (``score_norm``, ``gradient``) that evaluation reuses.
     """
 
     variants: tuple
     seeds: tuple
     params: tuple
-    loss: np.ndarray
-    q: np.ndarray
+    loss: jax.Array
+    q: jax.Array
     settings: dict
 
     def model(self, variant: str, index: int = 0):
@@ -609,7 +611,9 @@ def train(
         shared_data=shared,
     )
     settings = {"score_norm": score_norm, "gradient": gradient}
-    return TrainResult(variants, seeds, params, np.asarray(loss), np.asarray(q), settings)
+    # loss and q stay JAX arrays: training runs asynchronously until they are read, so a caller
+    # can compile and dispatch the next length meanwhile.
+    return TrainResult(variants, seeds, params, loss, q, settings)
 
 
 @functools.partial(jax.jit, static_argnames=("variants", "score_norm", "keep", "shared_data"))
@@ -723,16 +727,17 @@ def _result_dict(settings, lengths, seeds, chance, baselines, per_length, exampl
         entry = {}
         for name in METRICS:
             entry.update(_over_seeds(name, np.stack([m[variant][name] for m, _ in per_length], axis=1)))
-        entry["train_loss"] = [float(t.loss[i][:, -20:].mean()) for _, t in per_length]
+        entry["train_loss"] = [float(np.asarray(t.loss[i])[:, -20:].mean()) for _, t in per_length]
         shown = [m[variant]["attention"] for m, _ in per_length if m[variant]["attention"].shape[1]]
         entry["attention_per_seed"] = np.asarray(shown[0], np.float64).tolist() if shown else []
         entry["attention"] = entry["attention_per_seed"][0] if shown else []
         if VARIANTS[variant] is None:
-            history = [t.q[i][:, ::every] for _, t in per_length]  # (S, T) per length
+            history = [np.asarray(t.q[i])[:, ::every] for _, t in per_length]  # (S, T) per length
             entry["q_history"] = [h.mean(0).tolist() for h in history]
             entry["q_history_per_seed"] = [np.asarray(h, np.float64).tolist() for h in history]
             entry["q_history_steps"] = list(range(1, settings["steps"] + 1, every))
-            entry.update(_over_seeds("final_q", np.stack([t.q[i][:, -1] for _, t in per_length], axis=1)))
+            final = [np.asarray(t.q[i])[:, -1] for _, t in per_length]
+            entry.update(_over_seeds("final_q", np.stack(final, axis=1)))
         out[variant] = entry
     return out
 
@@ -832,7 +837,9 @@ def run_experiment(
             return [make_dataset([seed, length, s], n, length, config) for s in seeds]
         return make_dataset([seed, length], n, length, config)
 
-    baselines, per_length, examples = [], [], {}
+    # Every length's training is dispatched first (JAX runs it asynchronously), so the next
+    # length compiles while the previous one trains; evaluation then waits for each in turn.
+    baselines, trained, examples = [], [], {}
     for length in lengths:
         train_data, test_data = draw(train_seed, n_train, length), draw(test_seed, n_test, length)
         first_test = test_data[0] if data_per_seed else test_data
@@ -850,13 +857,16 @@ def run_experiment(
             score_norm=score_norm,
             gradient=gradient,
         )
-        keep = n_keep if length == attention_length else 0
-        per_length.append((evaluate(result, test_data, keep_attention=keep), result))
+        trained.append((test_data, result))
         if length == attention_length:
             examples = {
                 "positions": first_test.positions[:n_keep].tolist(),
                 "labels": first_test.labels[:n_keep].tolist(),
             }
+    per_length = []
+    for length, (test_data, result) in zip(lengths, trained, strict=True):
+        keep = n_keep if length == attention_length else 0
+        per_length.append((evaluate(result, test_data, keep_attention=keep), result))
     return _result_dict(
         settings, lengths, seeds, 1.0 / config.n_classes, baselines, per_length, examples, every
     )
