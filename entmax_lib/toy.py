@@ -46,6 +46,7 @@ from entmax_lib.entmax import tsallis_entmax
 
 __all__ = [
     "VARIANTS",
+    "METRICS",
     "Q_MIN",
     "Q_SPAN",
     "DEMO_Q_INIT",
@@ -629,12 +630,15 @@ def _test_metrics(params, tokens, labels, informative, *, variants, score_norm, 
         mean_inf = jnp.where(inf, s, 0.0).sum() / n_inf
         mean_dis = jnp.where(inf, 0.0, s).sum() / n_dis
         var_dis = jnp.where(inf, 0.0, (s - mean_dis) ** 2).sum() / jnp.maximum(n_dis - 1, 1)
+        var_inf = jnp.where(inf, (s - mean_inf) ** 2, 0.0).sum() / jnp.maximum(n_inf - 1, 1)
         return {
             "accuracy": jnp.mean(jnp.argmax(logits, -1) == labels),
             "informative_mass": jnp.mean(jnp.sum(jnp.where(inf, attn, 0.0), -1)),
             "support": jnp.mean(jnp.sum(attn > 0, -1)),
+            "support_hits": jnp.mean(jnp.any((attn > 0) & inf, -1)),
             "score_gap": mean_inf - mean_dis,
             "distractor_score_std": jnp.sqrt(var_dis),
+            "informative_score_std": jnp.sqrt(var_inf),
             "attention": attn[:keep],
         }
 
@@ -653,8 +657,9 @@ def evaluate(result: TrainResult, data, keep_attention: int = 0) -> dict:
     * accuracy: fraction of argmax logits equal to the label;
     * informative_mass: mean over sequences of Σ_{j informative} a_j (uniform gives K/L);
     * support: mean number of positions with a_j > 0;
+    * support_hits: fraction of sequences whose support holds at least one informative token;
     * score_gap: mean score of informative tokens minus that of distractors;
-      distractor_score_std: the spread of the distractors' scores.
+      distractor_score_std, informative_score_std: the spreads of the two kinds of scores.
 
     Args:
       result: a :class:`TrainResult`.
@@ -688,7 +693,16 @@ def evaluate(result: TrainResult, data, keep_attention: int = 0) -> dict:
 # The sweep
 # ----------------------------------------------------------------------------------------
 
-METRICS = ("accuracy", "informative_mass", "support", "score_gap", "distractor_score_std")
+#: The test metrics of :func:`evaluate` that :func:`run_experiment` reports per length.
+METRICS = (
+    "accuracy",
+    "informative_mass",
+    "support",
+    "support_hits",
+    "score_gap",
+    "distractor_score_std",
+    "informative_score_std",
+)
 
 
 def _over_seeds(name, per_seed):
@@ -787,8 +801,9 @@ def run_experiment(
 
       * ``lengths``, ``seeds``, ``steps``, ``chance`` (1/C), ``config`` (all settings);
       * ``baselines``: ``oracle_accuracy`` and ``uniform_accuracy`` per length;
-      * per variant: ``accuracy``, ``informative_mass``, ``support``, ``score_gap``,
-        ``distractor_score_std`` (means over seeds per length), each with ``_std`` (sample
+      * per variant: ``accuracy``, ``informative_mass``, ``support``, ``support_hits``,
+        ``score_gap``, ``distractor_score_std``, ``informative_score_std`` (means over seeds
+        per length), each with ``_std`` (sample
         standard deviation over seeds), ``_min``, ``_max`` and ``_per_seed`` (seed × length);
         ``train_loss`` (last 20 steps, per length); ``attention`` (n_attention_examples × L,
         seed 0) and ``attention_per_seed``;

@@ -342,12 +342,14 @@ def test_run_experiment_returns_the_documented_json(tiny_run):
             assert per_seed.shape == (len(SEEDS), n_len)
             np.testing.assert_allclose(per_seed.mean(0), entry[key], rtol=1e-9)
             np.testing.assert_allclose(per_seed.std(0, ddof=1), entry[key + "_std"], rtol=1e-9)
-        for key in ("accuracy", "informative_mass"):
+        for key in ("accuracy", "informative_mass", "support_hits"):
             assert np.all((np.array(entry[key]) >= 0) & (np.array(entry[key]) <= 1))
+        assert set(toy.METRICS) >= {"support_hits", "informative_score_std", "score_gap"}
         assert np.all(np.array(entry["support"]) <= np.array(LENGTHS))
         assert np.array(entry["attention"]).shape == (3, max(LENGTHS))
         np.testing.assert_allclose(np.sum(entry["attention"], -1), 1.0, atol=1e-5)
     np.testing.assert_allclose(r["softmax"]["support"], LENGTHS)  # softmax is dense
+    np.testing.assert_allclose(r["softmax"]["support_hits"], 1.0)
     learned = r["learned_q"]
     assert learned["q_history_steps"] == list(range(1, STEPS + 1, EVERY))
     assert np.array(learned["q_history_per_seed"]).shape == (n_len, len(SEEDS), STEPS // EVERY)
