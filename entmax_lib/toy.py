@@ -1,34 +1,32 @@
 """The "sparse self-attention" toy: attention pooling over informative tokens hidden among noise.
 
-This is the experiment of the book's Chapter 4 (the seed experiment "Sparse self-attention").
+This is the experiment of the book's Chapter 4, after the ``examples/attention_mlp.py`` demo of
+the qjax library (https://github.com/kleyt0n/qjax). :data:`ORIGINAL` holds that demo's settings.
 
 **Task.** A sequence holds L tokens x_1 … x_L ∈ R^d. K of them, at random positions, are
 *informative*; the other L − K are *distractors*:
 
     informative:  x_j = μ_y + γ u + σ ε_j,        distractor:  x_j = σ ε_j,        ε_j ~ N(0, I_d),
 
-where y ∈ {0, …, C−1} is the class, μ_y = ρ e_y are class prototypes of norm ρ (e_y orthonormal)
-(``class_strength``), u is a shared unit "signal" direction scaled by γ (``signal_strength``),
-and the prototypes and u are orthonormal directions drawn once from ``task_seed``. The
-distractors are pure noise: their distribution does not depend on the class.
+where y ∈ {0, …, C−1} is the class, μ_y = ρ e_y are class prototypes of norm ρ
+(``class_strength``), u is a shared unit "marker" direction scaled by γ (``signal_strength``),
+and e_0 … e_{C−1}, u are orthonormal: either the first C + 1 basis axes (``directions="basis"``,
+as in the demo) or random orthonormal directions drawn from ``task_seed``.
 
-**Model.** A single-head attention-pooling classifier (the seed's model):
+**Model.** The demo's single-head attention-pooling classifier, with parameters W_k, W_v (d × d),
+a query w (d), W_o (d × C) and b_o (C):
 
-    k_j = W_k x_j + b_k,  v_j = W_v x_j + b_v,  s_j = k_jᵀ w / √d,
-    a = entmax_q(s),      c = Σ_j a_j v_j,      logits = W_o c + b_o,
+    s_j = x_jᵀ W_k w / √d,   a = entmax_α(s),   c = Σ_j a_j W_vᵀ x_j,   logits = W_oᵀ c + b_o,
 
-with a learnable query vector w and entmax_q the Tsallis / α-entmax map
-(:func:`entmax_lib.tsallis_entmax`): q = 1 is softmax, q = 1.5 is 1.5-entmax, q = 2 is
-sparsemax (Martins & Astudillo 2016; Peters et al. 2019). A learnable q uses
-q = 1 + softplus(a) (not capped at 2, unlike the 1 + sigmoid of Correia et al. 2019); the
-gradient ∂a/∂q of the attention with respect to q is the closed form of
-:func:`entmax_lib.entmax_bisect`.
+where entmax_α is :func:`entmax_lib.tsallis_entmax` (α = 1 softmax, 1.5 1.5-entmax, 2 sparsemax;
+the demo calls α the entropic index q). A learned α is bounded as in the demo,
+α = 1.1 + 1.7 · sigmoid(a) ∈ (1.1, 2.8): above about 4, float32 entmax drops small support
+entries, so an unbounded α would be a hazard. Its gradient ∂a/∂α is the library's closed form.
 
-**Experiment.** For each sequence length L and each variant (softmax, 1.5-entmax, sparsemax,
-learned q) a model is trained from scratch for several seeds (a pure, ``lax.scan``-ned train
-loop inside one ``jax.jit``, compiled once and reused for every seed), then evaluated on a
-fixed test set per L: accuracy, and the attention mass that falls on the K informative tokens.
-:func:`run_experiment` runs the whole sweep and returns plain JSON-serialisable numbers.
+**Training.** For one length L, every variant and every seed is trained by a single compiled
+program: ``lax.scan`` over the Adam steps, ``vmap`` over the seeds, the variants side by side
+in the same step (each with its own fixed α, so the fixed maps keep their fast paths).
+:func:`run_experiment` runs the sweep over lengths and returns plain JSON-serialisable numbers.
 """
 
 from __future__ import annotations
@@ -36,34 +34,121 @@ from __future__ import annotations
 import dataclasses
 import functools
 import math
+import numbers
 from typing import NamedTuple
 
 import jax
 import jax.numpy as jnp
 import numpy as np
 import optax
-from flax import nnx
 
 from entmax_lib.entmax import tsallis_entmax
 
 __all__ = [
+    "VARIANTS",
+    "METRICS",
+    "Q_MIN",
+    "Q_SPAN",
+    "DEMO_Q_INIT",
+    "ORIGINAL",
     "TaskConfig",
     "Dataset",
-    "VARIANTS",
     "task_directions",
     "make_dataset",
     "pooling_baselines",
-    "AttentionPoolingClassifier",
-    "make_model",
+    "learned_alpha",
+    "alpha_logit",
+    "init_params",
+    "scores",
+    "forward",
+    "bisection_entmax",
     "TrainResult",
     "train",
     "evaluate",
     "run_experiment",
 ]
 
-#: The four attention variants: a fixed entropic index q (a Python float, so the fixed-α fast
-#: path of :func:`entmax_lib.tsallis_entmax` is used), or ``None`` for a learnable q.
+#: The four attention variants: a fixed α (a Python float, so that the fast paths of
+#: :func:`entmax_lib.tsallis_entmax` are used), or ``None`` for a learned α.
 VARIANTS = {"softmax": 1.0, "entmax15": 1.5, "sparsemax": 2.0, "learned_q": None}
+
+#: Bounds of a learned α = Q_MIN + Q_SPAN · sigmoid(a) ∈ (1.1, 2.8), as in the qjax demo.
+Q_MIN, Q_SPAN = 1.1, 1.7
+
+#: The demo's initial learned α: a = −1, α = 1.1 + 1.7 · sigmoid(−1) ≈ 1.557.
+DEMO_Q_INIT = Q_MIN + Q_SPAN / (1.0 + math.exp(1.0))
+
+#: The qjax demo ``examples/attention_mlp.py``, as :func:`run_experiment` overrides:
+#: ``run_experiment(**ORIGINAL)`` is its run (d = 16, C = 4 on basis axes, K = 3, prototype and
+#: marker of length 2.5, σ = 1; L ∈ {4, 8, 16, 32}; seeds 0–2, each with its own 512 training
+#: sequences as one full batch and 2000 test sequences; 5000 Adam steps at 5e-3; attention
+#: maps of 18 sequences at L = 16).
+ORIGINAL = {
+    "lengths": (4, 8, 16, 32),
+    "seeds": (0, 1, 2),
+    "steps": 5000,
+    "batch_size": None,
+    "learning_rate": 5e-3,
+    "q_init": DEMO_Q_INIT,
+    "n_train": 512,
+    "n_test": 2000,
+    "data_per_seed": True,
+    "attention_length": 16,
+    "n_attention_examples": 18,
+    "dim": 16,
+    "n_classes": 4,
+    "n_informative": 3,
+    "signal_strength": 2.5,
+    "class_strength": 2.5,
+    "noise_std": 1.0,
+    "directions": "basis",
+    "balanced_classes": False,
+}
+
+
+# ----------------------------------------------------------------------------------------
+# Argument checks
+# ----------------------------------------------------------------------------------------
+
+
+def _check_count(name, value, minimum):
+    """An int ≥ minimum (bool and float rejected), else ValueError/TypeError naming ``name``."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
+        raise TypeError(f"{name} must be an integer, got {value!r}.")
+    if value < minimum:
+        raise ValueError(f"{name} must be >= {minimum}, got {value}.")
+    return int(value)
+
+
+def _check_positive_float(name, value, allow_zero=False):
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        raise TypeError(f"{name} must be a real number, got {value!r}.")
+    value = float(value)
+    if not math.isfinite(value) or value < 0 or (value == 0 and not allow_zero):
+        bound = ">= 0" if allow_zero else "> 0"
+        raise ValueError(f"{name} must be finite and {bound}, got {value}.")
+    return value
+
+
+def _check_int_list(name, values, minimum):
+    """A non-empty list of distinct ints ≥ minimum; a bare int is accepted as [int]."""
+    if isinstance(values, numbers.Integral) and not isinstance(values, bool):
+        values = [values]
+    try:
+        values = list(values)
+    except TypeError:
+        raise TypeError(f"{name} must be an integer or a sequence of integers, got {values!r}.") from None
+    if not values:
+        raise ValueError(f"{name} must not be empty.")
+    out = [_check_count(f"each entry of {name}", v, minimum) for v in values]
+    if len(set(out)) != len(out):
+        raise ValueError(f"{name} has duplicate entries: {out}.")
+    return out
+
+
+# ----------------------------------------------------------------------------------------
+# Task
+# ----------------------------------------------------------------------------------------
 
 
 @dataclasses.dataclass(frozen=True)
@@ -72,19 +157,21 @@ class TaskConfig:
 
     Attributes:
       dim: token dimension d.
-      n_classes: number of classes C (C + 1 ≤ d, since prototypes and u are orthonormal).
+      n_classes: number of classes C (C + 1 ≤ d: prototypes and u are orthonormal).
       n_informative: K, informative tokens per sequence.
-      signal_strength: γ, length of the shared signal direction added to informative tokens.
+      signal_strength: γ, length of the shared marker direction added to informative tokens.
       class_strength: ρ, norm of each class prototype μ_y.
       noise_std: σ, standard deviation of the isotropic Gaussian noise on every token.
-      task_seed: seed of the prototypes and of u (the "world"; shared by train and test).
+      task_seed: seed of random directions (unused with ``directions="basis"``).
+      directions: ``"random"`` (orthonormal directions from ``task_seed``) or ``"basis"``
+        (prototypes on axes 0 … C−1 and u on axis C, as in the demo).
+      balanced_classes: True draws every class ⌊n/C⌋ or ⌈n/C⌉ times; False draws labels
+        i.i.d. uniformly (as the demo does).
 
-    The defaults were fixed before comparing the variants, from the oracle (perfect
-    attention): the mean of K = 4 informative tokens has noise σ/√K = 0.5 per direction and
-    neighbouring prototypes are ρ√2 ≈ 2.8 apart, so the oracle is ≈ 99 % accurate and any
-    loss of accuracy comes from the attention; γ = 3σ makes an informative token stand out
-    of the noise along u (one-token detection error Φ(−1.5) ≈ 7 %) but not perfectly, so
-    thousands of distractors do produce look-alikes. d = 8 keeps the chapter fast on a CPU.
+    The chapter's defaults make the task easy once the informative tokens are found: their
+    mean has noise σ/√K = 0.5 per direction while neighbouring prototypes are ρ√2 ≈ 2.8
+    apart (≈ 99 % accuracy); an informative token stands γ = 3σ above the noise along u, so
+    among hundreds of distractors some look alike. d = 8 keeps long sequences cheap on a CPU.
     """
 
     dim: int = 8
@@ -94,26 +181,30 @@ class TaskConfig:
     class_strength: float = 2.0
     noise_std: float = 1.0
     task_seed: int = 0
+    directions: str = "random"
+    balanced_classes: bool = True
 
     def __post_init__(self):
-        if self.n_classes < 2:
-            raise ValueError(f"n_classes must be >= 2, got {self.n_classes}.")
+        _check_count("dim", self.dim, 1)
+        _check_count("n_classes", self.n_classes, 2)
+        _check_count("n_informative", self.n_informative, 1)
         if self.n_classes + 1 > self.dim:
             raise ValueError(
-                f"dim={self.dim} is too small for {self.n_classes} orthonormal prototypes plus a signal "
+                f"dim={self.dim} is too small for {self.n_classes} orthonormal prototypes plus a marker "
                 "direction; need dim >= n_classes + 1."
             )
-        if self.n_informative < 1:
-            raise ValueError(f"n_informative must be >= 1, got {self.n_informative}.")
-        if self.noise_std < 0:
-            raise ValueError(f"noise_std must be >= 0, got {self.noise_std}.")
+        _check_positive_float("noise_std", self.noise_std, allow_zero=True)
+        _check_positive_float("signal_strength", self.signal_strength, allow_zero=True)
+        _check_positive_float("class_strength", self.class_strength, allow_zero=True)
+        if self.directions not in ("random", "basis"):
+            raise ValueError(f"directions must be 'random' or 'basis', got {self.directions!r}.")
 
 
 class Dataset(NamedTuple):
     """A batch of toy sequences.
 
     Attributes:
-      tokens: (n, L, d) float32 token vectors (NumPy arrays; JAX arrays work as well).
+      tokens: (n, L, d) float32 token vectors.
       labels: (n,) int32 class labels.
       informative: (n, L) bool, True at the K informative positions.
       positions: (n, K) int32, the informative positions of each sequence in increasing order.
@@ -127,23 +218,28 @@ class Dataset(NamedTuple):
 
 @functools.lru_cache(maxsize=32)
 def _directions(config: TaskConfig):
-    rng = np.random.default_rng(config.task_seed)
-    basis, _ = np.linalg.qr(rng.standard_normal((config.dim, config.n_classes + 1)))
+    if config.directions == "basis":
+        basis = np.eye(config.dim, config.n_classes + 1)
+    else:
+        rng = np.random.default_rng(config.task_seed)
+        basis, _ = np.linalg.qr(rng.standard_normal((config.dim, config.n_classes + 1)))
     prototypes = (config.class_strength * basis[:, : config.n_classes].T).astype(np.float32)
     signal = (config.signal_strength * basis[:, config.n_classes]).astype(np.float32)
     return prototypes, signal
 
 
 def task_directions(config: TaskConfig):
-    """The task's fixed directions: prototypes μ (C, d) of norm ρ and the signal u (d,) of norm γ.
+    """The task's fixed directions: prototypes μ (C, d) of norm ρ and the marker γu (d,).
 
-    μ_0 … μ_{C−1} and u are scaled columns of one random orthonormal d × (C + 1) matrix
-    (QR of a Gaussian matrix from ``numpy.random.default_rng(config.task_seed)``), so no
-    prototype has a component along u and the prototypes are pairwise orthogonal.
-    Computed once per config in NumPy, so that compiled code sees them as constants.
+    The columns of the first C + 1 basis axes, or of one random orthonormal d × (C + 1) matrix
+    (QR of a Gaussian matrix from ``numpy.random.default_rng(config.task_seed)``), scaled.
 
     Returns:
       (prototypes, signal): float32 NumPy arrays of shapes (C, d) and (d,).
+
+    >>> mu, u = task_directions(TaskConfig(directions="basis"))
+    >>> mu[1].tolist()[:3], float(u[4])
+    ([0.0, 2.0, 0.0], 3.0)
     """
     prototypes, signal = _directions(config)
     return prototypes.copy(), signal.copy()
@@ -152,29 +248,29 @@ def task_directions(config: TaskConfig):
 def make_dataset(seed, n_examples: int, length: int, config: TaskConfig = TaskConfig()) -> Dataset:
     """Draw ``n_examples`` sequences of ``length`` tokens with NumPy's ``default_rng(seed)``.
 
-    Each sequence gets exactly K = ``config.n_informative`` informative positions, chosen
-    uniformly without replacement; labels are ``arange(n) mod C`` shuffled, so every class
-    appears ⌊n/C⌋ or ⌈n/C⌉ times (exactly n/C when C divides n). Tokens follow the module
-    docstring: μ_y + γu + σε at informative positions, σε elsewhere.
+    Each sequence gets exactly K informative positions, uniform without replacement. Labels
+    are balanced (``arange(n) mod C`` shuffled) or i.i.d. uniform, per ``config.balanced_classes``.
 
     Args:
-      seed: anything ``numpy.random.default_rng`` accepts (an int, or a list of ints such as
-        ``[test_seed, L]``); the same seed gives the same data.
-      n_examples: n, number of sequences.
-      length: L, tokens per sequence; must be ≥ K.
+      seed: anything ``numpy.random.default_rng`` accepts (e.g. ``[test_seed, L]``).
+      n_examples: n, number of sequences (≥ 1).
+      length: L, tokens per sequence (≥ K).
       config: the :class:`TaskConfig`.
 
     Returns:
-      A :class:`Dataset` of NumPy arrays: tokens (n, L, d) float32, labels (n,) int32,
-      informative (n, L) bool, positions (n, K) int32.
+      A :class:`Dataset` of NumPy arrays.
+
+    >>> make_dataset(0, 5, 10).informative.sum(-1).tolist()
+    [4, 4, 4, 4, 4]
     """
+    n_examples = _check_count("n_examples", n_examples, 1)
+    length = _check_count("length", length, config.n_informative)
     n_inf = config.n_informative
-    if length < n_inf:
-        raise ValueError(f"length={length} must be >= n_informative={n_inf}.")
-    if n_examples < 1:
-        raise ValueError(f"n_examples must be >= 1, got {n_examples}.")
     rng = np.random.default_rng(seed)
-    labels = rng.permutation(np.arange(n_examples, dtype=np.int32) % config.n_classes)
+    if config.balanced_classes:
+        labels = rng.permutation(np.arange(n_examples, dtype=np.int32) % config.n_classes)
+    else:
+        labels = rng.integers(0, config.n_classes, n_examples).astype(np.int32)
     # K distinct positions per row: the K smallest of L i.i.d. uniforms.
     order = np.argsort(rng.random((n_examples, length)), axis=-1)
     positions = np.sort(order[:, :n_inf], axis=-1).astype(np.int32)
@@ -188,14 +284,10 @@ def make_dataset(seed, n_examples: int, length: int, config: TaskConfig = TaskCo
 
 
 def pooling_baselines(data: Dataset, config: TaskConfig = TaskConfig()) -> dict:
-    """Accuracy of two fixed attention patterns with the ideal read-out, for reference.
+    """Accuracy of two fixed poolings with the ideal read-out argmax_c μ_cᵀ c, for reference.
 
-    Both pool the tokens with fixed weights and predict argmax_c μ_cᵀ c (nearest prototype:
-    the prototypes have equal norms and are orthogonal to u, so this is the Bayes rule for
-    the pooled Gaussian vector):
-
-    * ``oracle``: c = mean of the K informative tokens (perfect attention, a_j = 1/K on them);
-    * ``uniform``: c = mean of all L tokens (a_j = 1/L: what softmax gives when all scores tie).
+    * ``oracle``: c = mean of the K informative tokens (perfect attention);
+    * ``uniform``: c = mean of all L tokens (what softmax gives when all scores tie).
 
     Returns:
       {"oracle": float, "uniform": float}.
@@ -212,387 +304,584 @@ def pooling_baselines(data: Dataset, config: TaskConfig = TaskConfig()) -> dict:
     }
 
 
-def _softplus_inverse(y: float) -> float:
-    """a with softplus(a) = y > 0."""
-    return y + math.log(-math.expm1(-y))
+# ----------------------------------------------------------------------------------------
+# Model
+# ----------------------------------------------------------------------------------------
 
 
-class AttentionPoolingClassifier(nnx.Module):
-    """Single-head attention pooling with a learnable query and an entmax_q attention map.
+def learned_alpha(logit):
+    """The learned α of a logit a: α = 1.1 + 1.7 · sigmoid(a) ∈ (1.1, 2.8).
 
-        s = (X W_k + b_k) w / √d   (n, L),     a = entmax_q(s) along L,
-        c = Σ_j a_j (W_v x_j + b_v)   (n, d),   logits = W_o c + b_o   (n, C).
+    >>> round(float(learned_alpha(-1.0)), 4)
+    1.5572
+    """
+    return Q_MIN + Q_SPAN * jax.nn.sigmoid(logit)
+
+
+def alpha_logit(alpha: float) -> float:
+    """The logit a with :func:`learned_alpha` (a) = α, for 1.1 < α < 2.8.
+
+    >>> round(alpha_logit(DEMO_Q_INIT), 6)
+    -1.0
+    """
+    alpha = _check_positive_float("q_init", alpha)
+    if not Q_MIN < alpha < Q_MIN + Q_SPAN:
+        raise ValueError(
+            f"q_init must lie in ({Q_MIN}, {Q_MIN + Q_SPAN}) for α = 1.1 + 1.7·sigmoid(a), got {alpha}."
+        )
+    t = (alpha - Q_MIN) / Q_SPAN
+    return math.log(t / (1.0 - t))
+
+
+def init_params(seed: int, config: TaskConfig = TaskConfig(), *, query_scale=1.0, q_init=DEMO_Q_INIT) -> dict:
+    """Initial parameters of one model, as in the demo: every weight N(0, 1)/√d, b_o = 0.
+
+    The query is additionally multiplied by ``query_scale`` (the initial score scale).
+
+    Returns:
+      {"keys": (d, d), "values": (d, d), "query": (d,), "readout": (d, C),
+      "readout_bias": (C,), "q_logit": ()} float32 JAX arrays; ``q_logit`` is used only by a
+      learned α (:func:`learned_alpha`).
+
+    >>> init_params(0)["keys"].shape
+    (8, 8)
+    """
+    d, c = config.dim, config.n_classes
+    k_keys, k_values, k_query, k_out = jax.random.split(jax.random.key(seed), 4)
+    scale = 1.0 / math.sqrt(d)
+    normal = functools.partial(jax.random.normal, dtype=jnp.float32)
+    return {
+        "keys": normal(k_keys, (d, d)) * scale,
+        "values": normal(k_values, (d, d)) * scale,
+        "query": normal(k_query, (d,)) * (scale * query_scale),
+        "readout": normal(k_out, (d, c)) * scale,
+        "readout_bias": jnp.zeros((c,), jnp.float32),
+        "q_logit": jnp.asarray(alpha_logit(q_init), jnp.float32),
+    }
+
+
+def scores(params, tokens, score_norm=None):
+    """Attention scores s = X W_k w / √d, shape (…, L) for tokens (…, L, d).
+
+    With ``score_norm`` the scoring vector v = W_k w / √d is rescaled to that norm, so the
+    score scale is fixed and only its direction is learned (fixing |w| alone would not fix it:
+    W_k could grow).
+    """
+    v = params["keys"] @ params["query"] / math.sqrt(params["query"].shape[-1])
+    if score_norm is not None:
+        v = score_norm * v / jnp.linalg.norm(v)
+    return tokens @ v
+
+
+def bisection_entmax(z, alpha, n_iter: int = 25):
+    """entmax_α along the last axis by ``n_iter`` halvings, differentiated by autodiff (α > 1).
+
+    The demo's way: τ is bisected in [max(x) − 1, max(x)], x = (α − 1) z, then
+    p = [x − τ]_+^{1/(α−1)} is renormalised. Reverse-mode autodiff goes through the loop, so
+    its ∂p/∂α is not the implicit derivative (the comparisons carry no gradient); kept to check
+    what that changes against the library's closed form.
+    """
+    x = (alpha - 1.0) * z
+    top = jnp.max(x, axis=-1, keepdims=True)
+
+    def unnormalised(tau):
+        base = x - tau
+        on = base > 0
+        return jnp.where(on, jnp.where(on, base, 1.0) ** (1.0 / (alpha - 1.0)), 0.0)
+
+    def halve(_, bracket):
+        lo, hi = bracket
+        mid = 0.5 * (lo + hi)
+        too_much = jnp.sum(unnormalised(mid), axis=-1, keepdims=True) > 1.0
+        return jnp.where(too_much, mid, lo), jnp.where(too_much, hi, mid)
+
+    lo, hi = jax.lax.fori_loop(0, n_iter, halve, (top - 1.0, top))
+    p = unnormalised(0.5 * (lo + hi))
+    return p / jnp.sum(p, axis=-1, keepdims=True)
+
+
+def _attention_map(s, alpha, gradient):
+    if gradient == "autodiff" and not (isinstance(alpha, float) and alpha == 1.0):
+        return bisection_entmax(s, alpha)
+    return tsallis_entmax(s, q=alpha, axis=-1)
+
+
+def forward(params, tokens, alpha, score_norm=None, gradient="closed_form"):
+    """Class logits (…, C) and attention (…, L) of one model for tokens (…, L, d).
 
     Args:
-      dim: token dimension d.
-      n_classes: number of classes C.
-      q: the entropic index. A Python float ≥ 1 fixes it (1: softmax, 1.5: 1.5-entmax,
-        2: sparsemax). ``None`` makes it learnable as q = 1 + softplus(a), starting at ``q_init``.
-      q_init: initial q of a learnable q (must be > 1).
-      rngs: ``nnx.Rngs`` for the parameters (keys, values, read-out, query w ~ N(0, I)).
+      params: a dict of :func:`init_params`.
+      tokens: (…, L, d).
+      alpha: the α of the attention map (a Python float, or a traced scalar).
+      score_norm: see :func:`scores`.
+      gradient: ``"closed_form"`` (:func:`entmax_lib.tsallis_entmax`) or ``"autodiff"``
+        (:func:`bisection_entmax` for α ≠ 1).
     """
-
-    def __init__(self, dim: int, n_classes: int, q: float | None = 1.0, q_init: float = 1.5, *, rngs):
-        self.dim = dim
-        self.keys = nnx.Linear(dim, dim, rngs=rngs)
-        self.values = nnx.Linear(dim, dim, rngs=rngs)
-        self.readout = nnx.Linear(dim, n_classes, rngs=rngs)
-        self.query = nnx.Param(jax.random.normal(rngs.params(), (dim,), jnp.float32))
-        if q is None:
-            if not q_init > 1.0:
-                raise ValueError(f"q_init must be > 1 for q = 1 + softplus(a), got {q_init}.")
-            self.fixed_q = None
-            self.q_logit = nnx.Param(jnp.asarray(_softplus_inverse(q_init - 1.0), jnp.float32))
-        else:
-            if not (isinstance(q, (int, float)) and q >= 1.0):
-                raise ValueError(f"q must be a Python number >= 1 or None (learnable), got {q!r}.")
-            self.fixed_q = float(q)
-
-    @property
-    def q(self):
-        """The entropic index: a Python float if fixed, else the array 1 + softplus(a)."""
-        if self.fixed_q is not None:
-            return self.fixed_q
-        return 1.0 + jax.nn.softplus(self.q_logit[...])
-
-    def scores(self, tokens):
-        """Attention scores s = keys · w / √d, shape (n, L) for tokens (n, L, d)."""
-        return self.keys(tokens) @ self.query[...] / math.sqrt(self.dim)
-
-    def attention(self, tokens):
-        """Attention weights a = entmax_q(s) over the L positions, shape (n, L); rows sum to 1."""
-        return tsallis_entmax(self.scores(tokens), q=self.q, axis=-1)
-
-    def __call__(self, tokens):
-        """Class logits (n, C) and attention weights (n, L) for tokens (n, L, d)."""
-        attn = self.attention(tokens)
-        context = jnp.einsum("nl,nld->nd", attn, self.values(tokens))
-        return self.readout(context), attn
+    attn = _attention_map(scores(params, tokens, score_norm), alpha, gradient)
+    context = jnp.einsum("...l,...ld->...d", attn, tokens) @ params["values"]
+    return context @ params["readout"] + params["readout_bias"], attn
 
 
-def make_model(variant: str, config: TaskConfig, seed: int, q_init: float = 1.5):
-    """A fresh :class:`AttentionPoolingClassifier` for one of :data:`VARIANTS`."""
-    if variant not in VARIANTS:
-        raise ValueError(f"unknown variant {variant!r}; choose from {list(VARIANTS)}.")
-    return AttentionPoolingClassifier(
-        config.dim, config.n_classes, q=VARIANTS[variant], q_init=q_init, rngs=nnx.Rngs(seed)
-    )
+def _alpha_of(variant, params):
+    fixed = VARIANTS[variant]
+    return fixed if fixed is not None else learned_alpha(params["q_logit"])
+
+
+# ----------------------------------------------------------------------------------------
+# Training
+# ----------------------------------------------------------------------------------------
 
 
 class TrainResult(NamedTuple):
-    """Trained models for several seeds.
+    """Trained models: every variant × seed of one length.
 
     Attributes:
-      graphdef: the ``nnx`` graph definition shared by all seeds (model and optimizer).
-      states: one ``nnx.State`` of (model, optimizer) per seed.
-      loss: (S, steps) training cross-entropy per step.
-      q: (S, steps) the entropic index after each step (constant for fixed-q variants).
+      variants: the V variant names.
       seeds: the S seeds.
+      params: per variant, a parameter dict whose arrays have a leading seed axis S.
+      loss: (V, S, steps) training cross-entropy before each step (a JAX array).
+      q: (V, S, steps) the α after each step, constant for a fixed variant (a JAX array).
+      settings: the model settings (``score_norm``, ``gradient``) that evaluation reuses.
     """
 
-    graphdef: object
-    states: list
-    loss: np.ndarray
-    q: np.ndarray
+    variants: tuple
     seeds: tuple
+    params: tuple
+    loss: jax.Array
+    q: jax.Array
+    settings: dict
 
-    def model(self, index: int = 0):
-        """The trained model of seed number ``index`` (an ``nnx.Module``)."""
-        model, _ = nnx.merge(self.graphdef, self.states[index])
-        return model
+    def model(self, variant: str, index: int = 0):
+        """(params, α) of one trained model: seed number ``index`` of ``variant``."""
+        params = jax.tree.map(lambda x: x[index], self.params[self.variants.index(variant)])
+        alpha = _alpha_of(variant, params)
+        return params, (alpha if isinstance(alpha, float) else float(alpha))
 
 
-def _cross_entropy(model, tokens, labels):
-    logits, _ = model(tokens)
-    return optax.softmax_cross_entropy_with_integer_labels(logits, labels).mean()
+@functools.partial(
+    jax.jit,
+    static_argnames=("variants", "tx", "steps", "score_norm", "gradient", "shared_data"),
+)
+def _training_program(
+    params, tokens, labels, batches, *, variants, tx, steps, score_norm, gradient, shared_data
+):
+    """All variants × seeds of one length: ``lax.scan`` over steps, ``vmap`` over seeds.
+
+    ``params``: per variant a dict with a leading seed axis. ``batches``: (steps, S, B)
+    minibatch indices, or None for full-batch training. The data are arguments, not constants,
+    so that XLA does not embed (and constant-fold through) them at compile time.
+    """
+    data_axis = None if shared_data else 0
+
+    def step_one(variant, p, opt, x, y, index):
+        if index is not None:
+            x, y = x[index], y[index]
+
+        def loss_fn(p):
+            logits, _ = forward(p, x, _alpha_of(variant, p), score_norm, gradient)
+            return optax.softmax_cross_entropy_with_integer_labels(logits, y).mean()
+
+        loss, grads = jax.value_and_grad(loss_fn)(p)
+        updates, opt = tx.update(grads, opt, p)
+        p = optax.apply_updates(p, updates)
+        return p, opt, loss, jnp.asarray(_alpha_of(variant, p), jnp.float32)
+
+    def step(carry, index):
+        new_carry, losses, qs = [], [], []
+        for variant, (p, opt) in zip(variants, carry, strict=True):
+            index_axis = None if index is None else 0
+            p, opt, loss, q = jax.vmap(
+                functools.partial(step_one, variant), in_axes=(0, 0, data_axis, data_axis, index_axis)
+            )(p, opt, tokens, labels, index)
+            new_carry.append((p, opt))
+            losses.append(loss)
+            qs.append(jnp.broadcast_to(q, loss.shape))
+        return tuple(new_carry), (jnp.stack(losses), jnp.stack(qs))
+
+    opt_states = tuple(jax.vmap(tx.init)(p) for p in params)
+    carry, (loss, q) = jax.lax.scan(step, tuple(zip(params, opt_states, strict=True)), batches, length=steps)
+    return tuple(p for p, _ in carry), jnp.moveaxis(loss, 0, -1), jnp.moveaxis(q, 0, -1)
 
 
 @functools.cache
 def _adam(learning_rate: float):
-    # One optimizer object per learning rate: it is part of the (hashable) graphdef, so reusing
-    # it lets every run with the same variant and shapes reuse the compiled training loop.
+    # One object per learning rate: it is a static argument, so equal settings reuse a compile.
     return optax.adam(learning_rate)
 
 
-@functools.partial(jax.jit, static_argnames="graphdef")
-def _training_loop(state, tokens, labels, batches, *, graphdef):
-    """``lax.scan`` of Adam steps over minibatch indices ``batches`` (steps, batch_size).
+def _as_seed_batch(data):
+    """Stack a list of per-seed Datasets, or pass one shared Dataset through."""
+    if isinstance(data, Dataset):
+        return jnp.asarray(data.tokens), jnp.asarray(data.labels), True, data.tokens.shape[0]
+    tokens = jnp.asarray(np.stack([d.tokens for d in data]))
+    labels = jnp.asarray(np.stack([d.labels for d in data]))
+    return tokens, labels, False, tokens.shape[1]
 
-    The data are arguments, not closed-over constants: XLA would otherwise embed (and try to
-    constant-fold through) megabytes of tokens at compile time. Compiled once per graphdef
-    (variant, optimizer) and shapes, and reused across seeds and calls.
-    """
 
-    def one_step(state, index):
-        model, optimizer = nnx.merge(graphdef, state)
-        loss, grads = nnx.value_and_grad(_cross_entropy)(model, tokens[index], labels[index])
-        optimizer.update(model, grads)
-        q_now = jnp.asarray(model.q, jnp.float32)
-        return nnx.split((model, optimizer))[1], (loss, q_now)
+def _check_variants(variants):
+    if isinstance(variants, str):
+        variants = [variants]
+    variants = list(variants)
+    if not variants:
+        raise ValueError("variants must not be empty.")
+    unknown = [v for v in variants if v not in VARIANTS]
+    if unknown:
+        raise ValueError(f"variants: unknown {unknown}; choose from {list(VARIANTS)}.")
+    if len(set(variants)) != len(variants):
+        raise ValueError(f"variants has duplicate entries: {variants}.")
+    return tuple(variants)
 
-    return jax.lax.scan(one_step, state, batches)
+
+def _check_train_settings(steps, batch_size, learning_rate, score_norm, gradient):
+    steps = _check_count("steps", steps, 1)
+    if batch_size is not None:
+        batch_size = _check_count("batch_size", batch_size, 1)
+    learning_rate = _check_positive_float("learning_rate", learning_rate)
+    if score_norm is not None:
+        score_norm = _check_positive_float("score_norm", score_norm)
+    if gradient not in ("closed_form", "autodiff"):
+        raise ValueError(f"gradient must be 'closed_form' or 'autodiff', got {gradient!r}.")
+    return steps, batch_size, learning_rate, score_norm
 
 
 def train(
-    variant: str,
-    data: Dataset,
+    variants,
+    data,
     seeds=(0, 1, 2),
     *,
     config: TaskConfig = TaskConfig(),
-    steps: int = 300,
-    batch_size: int = 64,
-    learning_rate: float = 1e-2,
-    q_init: float = 1.5,
+    steps: int = 5000,
+    batch_size: int | None = None,
+    learning_rate: float = 5e-3,
+    q_init: float = DEMO_Q_INIT,
+    query_scale: float = 1.0,
+    score_norm: float | None = None,
+    gradient: str = "closed_form",
 ) -> TrainResult:
-    """Train one model per seed with Adam on minibatches of ``data``; all seeds share one compile.
+    """Train every variant for every seed with Adam, in one compiled program.
 
-    Seed ``s`` initialises the model with ``nnx.Rngs(s)`` and draws its minibatches (with
-    replacement) from ``numpy.random.default_rng(s)``. The loss is the mean cross-entropy.
-    The whole run is a pure function of the split ``(graphdef, state)`` of
-    (model, ``nnx.Optimizer``): ``lax.scan`` over the steps inside one ``jax.jit``, compiled
-    once per variant and shapes (cached across calls) and called once per seed. (On a 2-core
-    CPU this beat ``jax.vmap`` over seeds.)
+    Seed ``s`` initialises the model with :func:`init_params` (s) — the same initial weights
+    for every variant — and draws its minibatches (with replacement) from
+    ``numpy.random.default_rng(s)``. The loss is the mean cross-entropy.
 
     Args:
-      variant: one of :data:`VARIANTS`.
-      data: the training :class:`Dataset` (n, L, d); shared by all seeds.
-      seeds: the S seeds.
+      variants: names from :data:`VARIANTS` (distinct; a single name is accepted).
+      data: one training :class:`Dataset` shared by all seeds, or a list of one per seed.
+      seeds: the S seeds (distinct integers).
       config: the :class:`TaskConfig` (for d and C).
-      steps, batch_size, learning_rate: Adam settings; ``steps=0`` returns the untrained models.
-      q_init: initial q of the ``learned_q`` variant.
+      steps: number of Adam steps (≥ 1; evaluate :func:`init_params` for untrained models).
+      batch_size: minibatch size, or None for full-batch steps.
+      learning_rate: Adam's learning rate (β = 0.9, 0.999, ε = 1e-8).
+      q_init: initial α of ``learned_q``, in (1.1, 2.8).
+      query_scale: multiplies the initial query (the initial score scale).
+      score_norm: if given, the scoring vector has this fixed norm (see :func:`scores`).
+      gradient: ``"closed_form"`` or ``"autodiff"`` (see :func:`forward`).
 
     Returns:
-      A :class:`TrainResult` (a state per seed; loss and q per step, per seed).
+      A :class:`TrainResult`.
     """
-    if steps < 0 or batch_size < 1:
-        raise ValueError(f"steps must be >= 0 and batch_size >= 1, got {steps}, {batch_size}.")
-    if data.tokens.shape[-1] != config.dim:
-        raise ValueError(f"data has token dimension {data.tokens.shape[-1]}, config.dim is {config.dim}.")
-    seeds = tuple(int(s) for s in seeds)
-    if not seeds:
-        raise ValueError("seeds must not be empty.")
-    tx = _adam(float(learning_rate))
-    n_examples = data.tokens.shape[0]
-    tokens, labels = jnp.asarray(data.tokens), jnp.asarray(data.labels)
+    variants = _check_variants(variants)
+    seeds = tuple(_check_int_list("seeds", seeds, 0))
+    steps, batch_size, learning_rate, score_norm = _check_train_settings(
+        steps, batch_size, learning_rate, score_norm, gradient
+    )
+    _check_positive_float("query_scale", query_scale)
+    alpha_logit(q_init)
+    tokens, labels, shared, n_examples = _as_seed_batch(data)
+    if not shared and len(data) != len(seeds):
+        raise ValueError(f"data has {len(data)} per-seed datasets for {len(seeds)} seeds.")
+    if tokens.shape[-1] != config.dim:
+        raise ValueError(f"data has token dimension {tokens.shape[-1]}, config.dim is {config.dim}.")
+    initial = [init_params(s, config, query_scale=query_scale, q_init=q_init) for s in seeds]
+    stacked = jax.tree.map(lambda *x: jnp.stack(x), *initial)
+    batches = None
+    if batch_size is not None:
+        batches = np.stack(
+            [np.random.default_rng(s).integers(0, n_examples, (steps, batch_size)) for s in seeds], axis=1
+        ).astype(np.int32)
+    params, loss, q = _training_program(
+        (stacked,) * len(variants),
+        tokens,
+        labels,
+        batches,
+        variants=variants,
+        tx=_adam(learning_rate),
+        steps=steps,
+        score_norm=score_norm,
+        gradient=gradient,
+        shared_data=shared,
+    )
+    settings = {"score_norm": score_norm, "gradient": gradient}
+    # loss and q stay JAX arrays: training runs asynchronously until they are read, so a caller
+    # can compile and dispatch the next length meanwhile.
+    return TrainResult(variants, seeds, params, loss, q, settings)
 
-    def init(seed):
-        model = make_model(variant, config, seed, q_init)
-        return nnx.split((model, nnx.Optimizer(model, tx, wrt=nnx.Param)))
 
-    graphdef, _ = init(seeds[0])
-    if steps == 0:  # the untrained models
-        empty = np.zeros((len(seeds), 0), np.float32)
-        return TrainResult(graphdef, [init(seed)[1] for seed in seeds], empty, empty, seeds)
-    states, losses, qs = [], [], []
-    for seed in seeds:
-        batches = np.random.default_rng(seed).integers(0, n_examples, (steps, batch_size))
-        state, (loss, q_hist) = _training_loop(init(seed)[1], tokens, labels, batches, graphdef=graphdef)
-        states.append(state)
-        losses.append(np.asarray(loss))
-        qs.append(np.asarray(q_hist))
-    return TrainResult(graphdef, states, np.stack(losses), np.stack(qs), seeds)
+@functools.partial(jax.jit, static_argnames=("variants", "score_norm", "keep", "shared_data"))
+def _test_metrics(params, tokens, labels, informative, *, variants, score_norm, keep, shared_data):
+    """Test metrics of every variant, vmapped over its seeds (one compile for all)."""
+
+    def one(variant, p, tokens, labels, informative):
+        s = scores(p, tokens, score_norm)
+        attn = tsallis_entmax(s, q=_alpha_of(variant, p), axis=-1)
+        logits = (jnp.einsum("nl,nld->nd", attn, tokens) @ p["values"]) @ p["readout"] + p["readout_bias"]
+        inf = informative
+        n_inf, n_dis = inf.sum(), (~inf).sum()
+        mean_inf = jnp.where(inf, s, 0.0).sum() / n_inf
+        mean_dis = jnp.where(inf, 0.0, s).sum() / n_dis
+        var_dis = jnp.where(inf, 0.0, (s - mean_dis) ** 2).sum() / jnp.maximum(n_dis - 1, 1)
+        var_inf = jnp.where(inf, (s - mean_inf) ** 2, 0.0).sum() / jnp.maximum(n_inf - 1, 1)
+        return {
+            "accuracy": jnp.mean(jnp.argmax(logits, -1) == labels),
+            "informative_mass": jnp.mean(jnp.sum(jnp.where(inf, attn, 0.0), -1)),
+            "support": jnp.mean(jnp.sum(attn > 0, -1)),
+            "support_hits": jnp.mean(jnp.any((attn > 0) & inf, -1)),
+            "score_gap": mean_inf - mean_dis,
+            "distractor_score_std": jnp.sqrt(var_dis),
+            "informative_score_std": jnp.sqrt(var_inf),
+            "attention": attn[:keep],
+        }
+
+    axis = None if shared_data else 0
+    return {
+        variant: jax.vmap(functools.partial(one, variant), in_axes=(0, axis, axis, axis))(
+            p, tokens, labels, informative
+        )
+        for variant, p in zip(variants, params, strict=True)
+    }
 
 
-def evaluate(result: TrainResult, data: Dataset, keep_attention: int = 0) -> dict:
-    """Test metrics of every seed's model on one dataset (one cached compile, called per seed).
+def evaluate(result: TrainResult, data, keep_attention: int = 0) -> dict:
+    """Test metrics of every trained model (with the evaluation map's closed form).
 
     * accuracy: fraction of argmax logits equal to the label;
-    * informative_mass: mean over sequences of Σ_{j informative} a_j (1 = all attention on
-      the K informative tokens; uniform attention gives K/L);
-    * support: mean number of positions with a_j > 0 (L for softmax);
-    * support_hits: fraction of sequences whose support contains at least one informative token;
-    * score_gap: mean score of informative tokens minus mean score of distractors;
-      distractor_score_std and informative_score_std: the standard deviations of the scores
-      of distractors and of informative tokens.
+    * informative_mass: mean over sequences of Σ_{j informative} a_j (uniform gives K/L);
+    * support: mean number of positions with a_j > 0;
+    * support_hits: fraction of sequences whose support holds at least one informative token;
+    * score_gap: mean score of informative tokens minus that of distractors;
+      distractor_score_std, informative_score_std: the spreads of the two kinds of scores.
 
     Args:
       result: a :class:`TrainResult`.
-      data: a :class:`Dataset` (n, L, d).
-      keep_attention: also return the attention rows (S, keep_attention, L) of the first
-        ``keep_attention`` sequences.
+      data: a test :class:`Dataset` shared by all seeds, or a list of one per seed.
+      keep_attention: also return the attention rows of the first ``keep_attention`` sequences.
 
     Returns:
-      A dict of NumPy arrays with a leading seed axis S.
+      ``{variant: {metric: NumPy array with a leading seed axis S}}``.
     """
-    data_args = (jnp.asarray(data.tokens), jnp.asarray(data.labels), jnp.asarray(data.informative))
-    per_seed = [_test_metrics(state, *data_args, graphdef=result.graphdef) for state in result.states]
-    out = {k: np.stack([np.asarray(m[k]) for m in per_seed]) for k in per_seed[0]}
-    # Sliced here rather than inside the compiled function, so that every call with the same
-    # model and shapes reuses one compile.
-    out["attention"] = out["attention"][:, :keep_attention]
+    keep_attention = _check_count("keep_attention", keep_attention, 0)
+    shared = isinstance(data, Dataset)
+    parts = [data] if shared else list(data)
+    if not shared and len(parts) != len(result.seeds):
+        raise ValueError(f"data has {len(parts)} per-seed datasets for {len(result.seeds)} seeds.")
+    arrays = []
+    for field in ("tokens", "labels", "informative"):
+        stacked = np.stack([getattr(d, field) for d in parts])
+        arrays.append(jnp.asarray(stacked[0] if shared else stacked))
+    metrics = _test_metrics(
+        result.params,
+        *arrays,
+        variants=result.variants,
+        score_norm=result.settings["score_norm"],
+        keep=keep_attention,
+        shared_data=shared,
+    )
+    return {v: {k: np.asarray(x) for k, x in m.items()} for v, m in metrics.items()}
+
+
+# ----------------------------------------------------------------------------------------
+# The sweep
+# ----------------------------------------------------------------------------------------
+
+#: The test metrics of :func:`evaluate` that :func:`run_experiment` reports per length.
+METRICS = (
+    "accuracy",
+    "informative_mass",
+    "support",
+    "support_hits",
+    "score_gap",
+    "distractor_score_std",
+    "informative_score_std",
+)
+
+
+def _over_seeds(name, per_seed):
+    """``name`` and its spread over seeds, for an (S, n_lengths) array, as plain floats."""
+    per_seed = np.asarray(per_seed, np.float64)
+    spread = per_seed.std(0, ddof=1) if per_seed.shape[0] > 1 else np.zeros(per_seed.shape[1])
+    return {
+        name: per_seed.mean(0).tolist(),
+        f"{name}_std": spread.tolist(),
+        f"{name}_min": per_seed.min(0).tolist(),
+        f"{name}_max": per_seed.max(0).tolist(),
+        f"{name}_per_seed": per_seed.tolist(),
+    }
+
+
+def _result_dict(settings, lengths, seeds, chance, baselines, per_length, examples, every) -> dict:
+    """The JSON-able result of :func:`run_experiment` from its per-length pieces.
+
+    ``per_length``: per length, ``(metrics, train)`` with ``metrics[variant][name]`` of shape
+    (S,) (``attention`` (S, n_keep, L)) and ``train`` the :class:`TrainResult`.
+    """
+    out = {
+        "lengths": lengths,
+        "seeds": seeds,
+        "steps": settings["steps"],
+        "chance": chance,
+        "config": settings,
+        "baselines": {
+            "oracle_accuracy": [b["oracle"] for b in baselines],
+            "uniform_accuracy": [b["uniform"] for b in baselines],
+        },
+        "examples": examples,
+    }
+    variants = per_length[0][1].variants
+    for i, variant in enumerate(variants):
+        entry = {}
+        for name in METRICS:
+            entry.update(_over_seeds(name, np.stack([m[variant][name] for m, _ in per_length], axis=1)))
+        entry["train_loss"] = [float(np.asarray(t.loss[i])[:, -20:].mean()) for _, t in per_length]
+        shown = [m[variant]["attention"] for m, _ in per_length if m[variant]["attention"].shape[1]]
+        entry["attention_per_seed"] = np.asarray(shown[0], np.float64).tolist() if shown else []
+        entry["attention"] = entry["attention_per_seed"][0] if shown else []
+        if VARIANTS[variant] is None:
+            history = [np.asarray(t.q[i])[:, ::every] for _, t in per_length]  # (S, T) per length
+            entry["q_history"] = [h.mean(0).tolist() for h in history]
+            entry["q_history_per_seed"] = [np.asarray(h, np.float64).tolist() for h in history]
+            entry["q_history_steps"] = list(range(1, settings["steps"] + 1, every))
+            final = [np.asarray(t.q[i])[:, -1] for _, t in per_length]
+            entry.update(_over_seeds("final_q", np.stack(final, axis=1)))
+        out[variant] = entry
     return out
-
-
-@functools.partial(jax.jit, static_argnames="graphdef")
-def _test_metrics(state, tokens, labels, informative, *, graphdef):
-    """The metrics of :func:`evaluate` for one seed's (model, optimizer) state."""
-    model, _ = nnx.merge(graphdef, state)
-    scores = model.scores(tokens)
-    attn = tsallis_entmax(scores, q=model.q, axis=-1)
-    logits = model.readout(jnp.einsum("nl,nld->nd", attn, model.values(tokens)))
-    inf = informative
-    n_inf = inf.sum()
-    n_dis = (~inf).sum()
-    mean_inf = jnp.where(inf, scores, 0.0).sum() / n_inf
-    mean_dis = jnp.where(inf, 0.0, scores).sum() / n_dis
-    var_dis = jnp.where(inf, 0.0, (scores - mean_dis) ** 2).sum() / jnp.maximum(n_dis - 1, 1)
-    var_inf = jnp.where(inf, (scores - mean_inf) ** 2, 0.0).sum() / jnp.maximum(n_inf - 1, 1)
-    return {
-        "accuracy": jnp.mean(jnp.argmax(logits, -1) == labels),
-        "informative_mass": jnp.mean(jnp.sum(jnp.where(inf, attn, 0.0), -1)),
-        "support": jnp.mean(jnp.sum(attn > 0, -1)),
-        "support_hits": jnp.mean(jnp.any((attn > 0) & inf, -1)),
-        "score_gap": mean_inf - mean_dis,
-        "distractor_score_std": jnp.sqrt(var_dis),
-        "informative_score_std": jnp.sqrt(var_inf),
-        "attention": attn,
-    }
-
-
-def _stats(values):
-    """Mean, std, min, max and per-seed list of an (S, n_lengths) array, as plain floats."""
-    values = np.asarray(values, np.float64)
-    return {
-        "": values.mean(0).tolist(),
-        "_std": values.std(0).tolist(),
-        "_min": values.min(0).tolist(),
-        "_max": values.max(0).tolist(),
-        "_per_seed": values.tolist(),
-    }
 
 
 def run_experiment(
     lengths=(8, 64, 512),
     seeds=(0, 1, 2),
     variants=tuple(VARIANTS),
-    steps: int = 300,
-    batch_size: int = 64,
-    learning_rate: float = 1e-2,
-    q_init: float = 1.5,
+    steps: int = 3000,
+    batch_size: int | None = 64,
+    learning_rate: float = 5e-3,
+    q_init: float = DEMO_Q_INIT,
     n_train: int = 2048,
     n_test: int = 1024,
     train_seed: int = 0,
     test_seed: int = 1234,
+    data_per_seed: bool = False,
+    query_scale: float = 1.0,
+    score_norm: float | None = None,
+    gradient: str = "closed_form",
     n_attention_examples: int = 8,
-    q_history_every: int = 5,
+    attention_length: int | None = None,
+    q_history_every: int = 10,
     **task,
 ) -> dict:
-    """Run the Chapter 4 sweep: every variant, trained from scratch for every length and seed.
+    """Run the sweep: every variant, trained from scratch for every length and seed.
 
-    Defaults are the chapter's. ``**task`` overrides :class:`TaskConfig` fields (``dim``,
-    ``n_classes``, ``n_informative``, ``signal_strength``, ``class_strength``, ``noise_std``,
-    ``task_seed``). For each length L the training set is
-    ``make_dataset([train_seed, L], n_train, L)`` and the test set
-    ``make_dataset([test_seed, L], n_test, L)``; both are shared by every
-    variant and seed, so the only randomness that differs between seeds is the
-    initialisation and the minibatch order. Everything is deterministic given the seeds.
+    Defaults are the chapter's long-sequence stress setting; ``run_experiment(**ORIGINAL)`` is
+    the qjax demo. ``**task`` overrides :class:`TaskConfig` fields. For length L the data are
+    ``make_dataset([train_seed, L], n_train, L)`` and ``make_dataset([test_seed, L], n_test, L)``
+    shared by all seeds, or with ``data_per_seed`` ``[train_seed, L, s]`` / ``[test_seed, L, s]``
+    for seed s (the demo draws fresh data per seed). All arguments are checked before training.
+
+    Args:
+      lengths: the sequence lengths L (distinct integers ≥ K; an int is one length).
+      seeds, variants: see :func:`train`.
+      steps, batch_size, learning_rate, q_init, query_scale, score_norm, gradient: see :func:`train`.
+      n_train, n_test: training and test sequences per length (and per seed).
+      train_seed, test_seed: seeds of the data.
+      data_per_seed: fresh data for every seed.
+      n_attention_examples: attention rows kept at ``attention_length``.
+      attention_length: where attention rows are kept (default: the largest L).
+      q_history_every: keep the learned α every this many steps.
 
     Returns:
-      A JSON-serialisable dict (plain lists and floats):
+      A JSON-serialisable dict:
 
       * ``lengths``, ``seeds``, ``steps``, ``chance`` (1/C), ``config`` (all settings);
-      * ``baselines``: ``oracle_accuracy`` and ``uniform_accuracy`` per length
-        (:func:`pooling_baselines` on the test set);
-      * for each variant: ``accuracy``, ``informative_mass``, ``support``, ``support_hits``, ``score_gap``,
-        ``distractor_score_std``, ``informative_score_std`` (test-set means over seeds,
-        aligned with ``lengths``), each also with ``_std``, ``_min``, ``_max`` and
-        ``_per_seed`` (seed × length) suffixes;
-        ``train_loss`` (mean over seeds of the last 20 steps' loss, per length);
-        ``attention`` (n_attention_examples × L_max: seed 0's attention at the largest L) and
-        ``attention_per_seed`` (S × n_attention_examples × L_max);
-      * ``learned_q`` additionally: ``q_history`` (per length, the mean over seeds of q every
+      * ``baselines``: ``oracle_accuracy`` and ``uniform_accuracy`` per length;
+      * per variant: ``accuracy``, ``informative_mass``, ``support``, ``support_hits``,
+        ``score_gap``, ``distractor_score_std``, ``informative_score_std`` (means over seeds
+        per length), each with ``_std`` (sample
+        standard deviation over seeds), ``_min``, ``_max`` and ``_per_seed`` (seed × length);
+        ``train_loss`` (last 20 steps, per length); ``attention`` (n_attention_examples × L,
+        seed 0) and ``attention_per_seed``;
+      * ``learned_q`` also: ``q_history`` (per length, mean over seeds every
         ``q_history_every`` steps), ``q_history_per_seed`` (length × seed × time),
-        ``q_history_steps`` (updates done at each entry: 1, 1 + every, …), ``final_q``
-        (q after the last step, per length) with ``_std/_min/_max/_per_seed``;
-      * ``examples``: ``positions`` (n_attention_examples × K informative positions) and
-        ``labels`` of the first test sequences at the largest L (the rows of ``attention``).
+        ``q_history_steps`` (1, 1 + every, …), ``final_q`` (with ``_std`` … ``_per_seed``);
+      * ``examples``: ``positions`` and ``labels`` of the sequences shown in ``attention``
+        (seed 0's test set).
     """
     config = TaskConfig(**task)
-    lengths = [int(n) for n in lengths]
-    seeds = [int(s) for s in seeds]
-    variants = list(variants)
-    unknown = [v for v in variants if v not in VARIANTS]
-    if unknown:
-        raise ValueError(f"unknown variants {unknown}; choose from {list(VARIANTS)}.")
-    if not lengths or not seeds or not variants:
-        raise ValueError("lengths, seeds and variants must not be empty.")
-    metric_names = [
-        "accuracy",
-        "informative_mass",
-        "support",
-        "support_hits",
-        "score_gap",
-        "distractor_score_std",
-        "informative_score_std",
-    ]
-    longest = max(lengths)
-    collected = {
-        v: {"metrics": {m: [] for m in metric_names}, "q": [], "final_q": [], "loss": []} for v in variants
-    }
-    out = {
-        "lengths": lengths,
-        "seeds": seeds,
+    lengths = _check_int_list("lengths", lengths, config.n_informative)
+    seeds = _check_int_list("seeds", seeds, 0)
+    variants = _check_variants(variants)
+    steps, batch_size, learning_rate, score_norm = _check_train_settings(
+        steps, batch_size, learning_rate, score_norm, gradient
+    )
+    _check_positive_float("query_scale", query_scale)
+    alpha_logit(q_init)
+    n_train = _check_count("n_train", n_train, 1)
+    n_test = _check_count("n_test", n_test, 1)
+    n_keep = _check_count("n_attention_examples", n_attention_examples, 0)
+    every = _check_count("q_history_every", q_history_every, 1)
+    if attention_length is None:
+        attention_length = max(lengths)
+    if attention_length not in lengths:
+        raise ValueError(f"attention_length={attention_length} is not one of lengths {lengths}.")
+    settings = {
+        **dataclasses.asdict(config),
         "steps": steps,
-        "chance": 1.0 / config.n_classes,
-        "config": {
-            **dataclasses.asdict(config),
-            "batch_size": batch_size,
-            "learning_rate": learning_rate,
-            "q_init": q_init,
-            "n_train": n_train,
-            "n_test": n_test,
-            "train_seed": train_seed,
-            "test_seed": test_seed,
-        },
-        "baselines": {"oracle_accuracy": [], "uniform_accuracy": []},
+        "batch_size": batch_size,
+        "learning_rate": learning_rate,
+        "q_init": q_init,
+        "n_train": n_train,
+        "n_test": n_test,
+        "train_seed": train_seed,
+        "test_seed": test_seed,
+        "data_per_seed": data_per_seed,
+        "query_scale": query_scale,
+        "score_norm": score_norm,
+        "gradient": gradient,
+        "attention_length": attention_length,
     }
-    for n in lengths:
-        train_data = make_dataset([train_seed, n], n_train, n, config)
-        test_data = make_dataset([test_seed, n], n_test, n, config)
-        keep = n_attention_examples if n == longest else 0
-        baselines = pooling_baselines(test_data, config)
-        out["baselines"]["oracle_accuracy"].append(baselines["oracle"])
-        out["baselines"]["uniform_accuracy"].append(baselines["uniform"])
-        for variant in variants:
-            result = train(
-                variant,
-                train_data,
-                seeds,
-                config=config,
-                steps=steps,
-                batch_size=batch_size,
-                learning_rate=learning_rate,
-                q_init=q_init,
-            )
-            m = evaluate(result, test_data, keep_attention=keep)
-            c = collected[variant]
-            for name in metric_names:
-                c["metrics"][name].append(m[name])
-            if n == longest:
-                c["attention"] = np.asarray(m["attention"], np.float64).tolist()
-            q = np.asarray(result.q, np.float64)
-            c["q"].append(q[:, ::q_history_every])
-            c["final_q"].append(q[:, -1])
-            c["loss"].append(float(np.asarray(result.loss)[:, -20:].mean()))
-        if n == longest:
-            out["examples"] = {
-                "positions": np.asarray(test_data.positions[:n_attention_examples]).tolist(),
-                "labels": np.asarray(test_data.labels[:n_attention_examples]).tolist(),
+
+    def draw(seed, n, length):
+        if data_per_seed:
+            return [make_dataset([seed, length, s], n, length, config) for s in seeds]
+        return make_dataset([seed, length], n, length, config)
+
+    # Every length's training is dispatched first (JAX runs it asynchronously), so the next
+    # length compiles while the previous one trains; evaluation then waits for each in turn.
+    baselines, trained, examples = [], [], {}
+    for length in lengths:
+        train_data, test_data = draw(train_seed, n_train, length), draw(test_seed, n_test, length)
+        first_test = test_data[0] if data_per_seed else test_data
+        baselines.append(pooling_baselines(first_test, config))
+        result = train(
+            variants,
+            train_data,
+            seeds,
+            config=config,
+            steps=steps,
+            batch_size=batch_size,
+            learning_rate=learning_rate,
+            q_init=q_init,
+            query_scale=query_scale,
+            score_norm=score_norm,
+            gradient=gradient,
+        )
+        trained.append((test_data, result))
+        if length == attention_length:
+            examples = {
+                "positions": first_test.positions[:n_keep].tolist(),
+                "labels": first_test.labels[:n_keep].tolist(),
             }
-    for variant in variants:
-        c = collected[variant]
-        entry = {}
-        for name in metric_names:
-            for suffix, value in _stats(np.stack(c["metrics"][name], axis=1)).items():
-                entry[name + suffix] = value
-        entry["train_loss"] = c["loss"]
-        entry["attention"] = c["attention"][0]
-        entry["attention_per_seed"] = c["attention"]
-        if VARIANTS[variant] is None:
-            entry["q_history"] = [h.mean(0).tolist() for h in c["q"]]
-            entry["q_history_per_seed"] = [h.tolist() for h in c["q"]]
-            entry["q_history_steps"] = list(range(1, steps + 1, q_history_every))
-            for suffix, value in _stats(np.stack(c["final_q"], axis=1)).items():
-                entry["final_q" + suffix] = value
-        out[variant] = entry
-    return out
+    per_length = []
+    for length, (test_data, result) in zip(lengths, trained, strict=True):
+        keep = n_keep if length == attention_length else 0
+        per_length.append((evaluate(result, test_data, keep_attention=keep), result))
+    return _result_dict(
+        settings, lengths, seeds, 1.0 / config.n_classes, baselines, per_length, examples, every
+    )

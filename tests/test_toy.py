@@ -2,9 +2,10 @@
 
 References are independent of the module: the data are checked against the generating
 formulas (exact counts, empirical means with explicit statistical tolerances), attention
-weights against ``jax.nn.softmax`` and conftest's float64 NumPy bisection ``np_entmax``
-applied to scores recomputed by hand from the parameters, and the end-to-end run against
-chance and against its own documented shapes.
+weights against ``jax.nn.softmax`` and the float64 NumPy bisection ``np_entmax`` of ``references.py``
+applied to scores recomputed by hand from the parameters, the learned α's gradient against
+finite differences, and the end-to-end run against chance and its own documented shapes.
+Bad arguments must fail before any training (``train`` is replaced by a tripwire).
 """
 
 import json
@@ -13,7 +14,6 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
-from flax import nnx
 from references import np_entmax
 
 from entmax_lib import toy
@@ -95,6 +95,24 @@ def test_bad_generator_input_raises():
         toy.TaskConfig(dim=4, n_classes=4)
     with pytest.raises(ValueError, match="n_informative"):
         toy.TaskConfig(n_informative=0)
+    with pytest.raises(ValueError, match="noise_std"):
+        toy.TaskConfig(noise_std=float("nan"))
+    with pytest.raises(ValueError, match="directions"):
+        toy.TaskConfig(directions="diagonal")
+
+
+def test_basis_directions_and_iid_labels_as_in_the_demo():
+    config = toy.TaskConfig(
+        **{k: v for k, v in toy.ORIGINAL.items() if k in toy.TaskConfig.__dataclass_fields__}
+    )
+    prototypes, signal = toy.task_directions(config)
+    np.testing.assert_array_equal(prototypes, 2.5 * np.eye(4, 16))
+    np.testing.assert_array_equal(signal, 2.5 * np.eye(16)[4])
+    data = toy.make_dataset(0, 4000, 8, config)
+    counts = np.bincount(data.labels, minlength=4)
+    assert len(set(counts.tolist())) > 1  # i.i.d. labels are not exactly balanced ...
+    np.testing.assert_allclose(counts / 4000, 0.25, atol=5 * np.sqrt(0.25 * 0.75 / 4000))  # ... but uniform
+    assert data.informative.sum(-1).max() == 3
 
 
 # ----------------------------------------------------------------------------------------
@@ -102,12 +120,11 @@ def test_bad_generator_input_raises():
 # ----------------------------------------------------------------------------------------
 
 
-def _hand_scores(model, tokens):
-    """s = (X W_k + b_k) w / √d, recomputed in NumPy from the parameters."""
-    kernel = np.asarray(model.keys.kernel[...], np.float64)
-    bias = np.asarray(model.keys.bias[...], np.float64)
-    query = np.asarray(model.query[...], np.float64)
-    return (np.asarray(tokens, np.float64) @ kernel + bias) @ query / np.sqrt(model.dim)
+def _hand_scores(params, tokens):
+    """s = X W_k w / √d, recomputed in NumPy from the parameters."""
+    keys = np.asarray(params["keys"], np.float64)
+    query = np.asarray(params["query"], np.float64)
+    return np.asarray(tokens, np.float64) @ keys @ query / np.sqrt(len(query))
 
 
 @pytest.fixture(scope="module")
@@ -115,67 +132,74 @@ def small_batch():
     return toy.make_dataset(5, 6, 32, CONFIG)
 
 
-@pytest.fixture(scope="module")
-def forward(small_batch):
-    """Model, logits and attention of every variant on the small batch (each map compiled once)."""
-    out = {}
-    for seed, variant in enumerate(toy.VARIANTS):
-        model = toy.make_model(variant, CONFIG, seed=seed, q_init=1.5)
-        logits, attn = model(jnp.asarray(small_batch.tokens))
-        out[variant] = (model, np.asarray(logits), np.asarray(attn))
-    return out
+def test_initial_weights_follow_the_demo():
+    params = toy.init_params(0, CONFIG)
+    big = toy.init_params(0, CONFIG, query_scale=3.0)
+    np.testing.assert_array_equal(params["readout_bias"], 0.0)
+    np.testing.assert_allclose(big["query"], 3.0 * params["query"], rtol=1e-6)
+    np.testing.assert_allclose(float(toy.learned_alpha(params["q_logit"])), toy.DEMO_Q_INIT, rtol=1e-6)
+    # Every weight N(0, 1/d): the empirical variance over many seeds' keys.
+    keys = np.concatenate([np.ravel(toy.init_params(s, CONFIG)["keys"]) for s in range(40)])
+    np.testing.assert_allclose(keys.var(), 1 / CONFIG.dim, rtol=5 * np.sqrt(2 / keys.size))
 
 
-@pytest.mark.parametrize("variant", list(toy.VARIANTS))
-def test_model_shapes_and_attention_rows_sum_to_one(variant, forward):
-    _, logits, attn = forward[variant]
-    assert logits.shape == (6, CONFIG.n_classes)
-    assert attn.shape == (6, 32)
-    assert np.all(attn >= 0)
-    np.testing.assert_allclose(attn.sum(-1), 1.0, atol=1e-5)
-
-
-def test_q_equal_one_is_softmax_attention(forward, small_batch):
-    model, _, attn = forward["softmax"]
-    expected = jax.nn.softmax(jnp.asarray(_hand_scores(model, small_batch.tokens)), axis=-1)
-    np.testing.assert_allclose(attn, np.asarray(expected), atol=1e-5)
-    assert np.all(attn > 0)  # dense
-
-
-@pytest.mark.parametrize("variant, q", [("entmax15", 1.5), ("sparsemax", 2.0), ("learned_q", 1.5)])
-def test_entmax_attention_matches_numpy_bisection(variant, q, forward, small_batch):
-    model, _, attn = forward[variant]
-    np.testing.assert_allclose(float(model.q), q, rtol=1e-6)
-    expected = np_entmax(_hand_scores(model, small_batch.tokens), q)
+@pytest.mark.parametrize("alpha", [1.0, 1.5, 2.0, 1.3])
+def test_forward_matches_independent_references(alpha, small_batch):
+    params = toy.init_params(1, CONFIG, query_scale=4.0)
+    logits, attn = toy.forward(params, jnp.asarray(small_batch.tokens), alpha)
+    s = _hand_scores(params, small_batch.tokens)
+    expected = np.asarray(jax.nn.softmax(s, axis=-1)) if alpha == 1.0 else np_entmax(s, alpha)
     np.testing.assert_allclose(attn, expected, atol=1e-4)
+    context = np.einsum("nl,nld->nd", expected, small_batch.tokens) @ np.asarray(params["values"])
+    np.testing.assert_allclose(logits, context @ np.asarray(params["readout"]), atol=1e-3)
+    if alpha == 2.0:
+        assert np.all((np.asarray(attn) > 0).sum(-1) < 32)  # sparse
 
 
-def test_sparsemax_attention_is_sparse(forward):
-    _, _, attn = forward["sparsemax"]
-    assert np.all((attn > 0).sum(-1) < attn.shape[-1])
+def test_bisection_entmax_forward_matches_the_reference(small_batch):
+    s = _hand_scores(toy.init_params(2, CONFIG, query_scale=4.0), small_batch.tokens)
+    for alpha in (1.3, 1.5, 2.0):
+        p = toy.bisection_entmax(jnp.asarray(s, jnp.float32), alpha)
+        np.testing.assert_allclose(p, np_entmax(s, alpha), atol=1e-4)
 
 
-def test_learned_q_gets_a_finite_nonzero_gradient(small_batch):
-    model = toy.make_model("learned_q", CONFIG, seed=3, q_init=1.7)
-    np.testing.assert_allclose(float(model.q), 1.7, rtol=1e-6)
+def test_learned_alpha_is_bounded_and_inverted():
+    a = jnp.array([-50.0, -1.0, 0.0, 50.0], jnp.float32)
+    np.testing.assert_allclose(toy.learned_alpha(a), [1.1, toy.DEMO_Q_INIT, 1.95, 2.8], rtol=1e-6)
+    for q in (1.2, 1.557, 2.0, 2.7):
+        assert float(toy.learned_alpha(toy.alpha_logit(q))) == pytest.approx(q, rel=1e-6)
+    for bad in (1.0, 1.1, 2.8, 3.5, float("nan")):
+        with pytest.raises(ValueError, match="q_init"):
+            toy.alpha_logit(bad)
 
-    def loss(model):
-        logits, _ = model(jnp.asarray(small_batch.tokens))
-        return -jnp.mean(jax.nn.log_softmax(logits)[jnp.arange(6), small_batch.labels])
 
-    graphdef, state = nnx.split(model)
-    grads = jax.jit(jax.grad(lambda state: loss(nnx.merge(graphdef, state))))(state)
-    g = float(grads["q_logit"][...])
+def test_learned_alpha_gradient_matches_finite_differences(small_batch):
+    params = toy.init_params(3, CONFIG, query_scale=4.0)
+    tokens, labels = jnp.asarray(small_batch.tokens, jnp.float32), jnp.asarray(small_batch.labels)
+
+    def loss(logit):
+        p = {**params, "q_logit": logit}
+        logits, _ = toy.forward(p, tokens, toy.learned_alpha(logit))
+        return -jnp.mean(jax.nn.log_softmax(logits)[jnp.arange(6), labels])
+
+    g = float(jax.grad(loss)(jnp.float32(-1.0)))
+    h = 1e-2
+    fd = (float(loss(jnp.float32(-1.0 + h))) - float(loss(jnp.float32(-1.0 - h)))) / (2 * h)
     assert np.isfinite(g) and g != 0.0
+    np.testing.assert_allclose(g, fd, rtol=0.05, atol=1e-4)
 
 
-def test_bad_model_input_raises():
-    with pytest.raises(ValueError, match="variant"):
-        toy.make_model("relu", CONFIG, seed=0)
-    with pytest.raises(ValueError, match="q_init"):
-        toy.make_model("learned_q", CONFIG, seed=0, q_init=1.0)
-    with pytest.raises(ValueError, match="q must be"):
-        toy.AttentionPoolingClassifier(8, 4, q=0.5, rngs=nnx.Rngs(0))
+def test_fixed_score_norm_fixes_the_scoring_vector(small_batch):
+    params = toy.init_params(4, CONFIG)
+    tokens = jnp.asarray(small_batch.tokens)
+    for scale in (0.5, 10.0):
+        bigger = {**params, "keys": scale * params["keys"]}
+        np.testing.assert_allclose(
+            toy.scores(bigger, tokens, score_norm=2.0), toy.scores(params, tokens, score_norm=2.0), atol=1e-4
+        )
+    v = np.asarray(params["keys"]) @ np.asarray(params["query"])
+    expected = np.asarray(small_batch.tokens) @ (2.0 * v / np.linalg.norm(v))
+    np.testing.assert_allclose(toy.scores(params, tokens, score_norm=2.0), expected, atol=1e-4)
 
 
 def test_pooling_baselines_bracket_the_task():
@@ -188,12 +212,106 @@ def test_pooling_baselines_bracket_the_task():
 
 
 # ----------------------------------------------------------------------------------------
-# End to end
+# Bad arguments fail before any training, with the argument's name
 # ----------------------------------------------------------------------------------------
 
-LENGTHS = (8,)
+
+class _Reached(Exception):
+    pass
+
+
+@pytest.fixture
+def tripwire(monkeypatch):
+    """Replace ``toy.train`` by a stub that records the training lengths and stops the run."""
+    calls = []
+
+    def fake_train(variants, data, *args, **kwargs):
+        calls.append(np.asarray(data.tokens if isinstance(data, toy.Dataset) else data[0].tokens).shape[1])
+        raise _Reached
+
+    monkeypatch.setattr(toy, "train", fake_train)
+    return calls
+
+
+TINY = {"n_train": 8, "n_test": 8}
+
+
+@pytest.mark.parametrize(
+    "overrides, error, name",
+    [
+        ({"steps": 0}, ValueError, "steps"),
+        ({"steps": 2.5}, TypeError, "steps"),
+        ({"q_history_every": 0}, ValueError, "q_history_every"),
+        ({"variants": ("softmax", "softmax")}, ValueError, "variants"),
+        ({"variants": ("relu",)}, ValueError, "variants"),
+        ({"variants": ()}, ValueError, "variants"),
+        ({"n_test": 0}, ValueError, "n_test"),
+        ({"n_train": -5}, ValueError, "n_train"),
+        ({"learning_rate": float("nan")}, ValueError, "learning_rate"),
+        ({"learning_rate": -1.0}, ValueError, "learning_rate"),
+        ({"noise_std": float("nan")}, ValueError, "noise_std"),
+        ({"lengths": (8, 8)}, ValueError, "lengths"),
+        ({"lengths": (2,)}, ValueError, "lengths"),
+        ({"lengths": ()}, ValueError, "lengths"),
+        ({"seeds": (0, 0)}, ValueError, "seeds"),
+        ({"q_init": 1.0}, ValueError, "q_init"),
+        ({"batch_size": 0}, ValueError, "batch_size"),
+        ({"score_norm": 0.0}, ValueError, "score_norm"),
+        ({"gradient": "numeric"}, ValueError, "gradient"),
+        ({"attention_length": 16}, ValueError, "attention_length"),
+    ],
+)
+def test_bad_run_arguments_fail_before_training(overrides, error, name, tripwire):
+    with pytest.raises(error, match=name) as info:
+        toy.run_experiment(**{"lengths": (8,), **TINY, **overrides})
+    assert not tripwire  # nothing was trained
+    if name in ("n_test", "n_train"):
+        assert "length" not in str(info.value)  # a message about counts, not lengths
+
+
+def test_an_int_length_is_one_length(tripwire):
+    with pytest.raises(_Reached):
+        toy.run_experiment(lengths=8, **TINY)
+    assert tripwire == [8]
+
+
+@pytest.mark.parametrize(
+    "overrides, error, name",
+    [
+        ({"steps": 0}, ValueError, "steps"),
+        ({"steps": 2.5}, TypeError, "steps"),
+        ({"variants": ("softmax", "softmax")}, ValueError, "variants"),
+        ({"learning_rate": float("nan")}, ValueError, "learning_rate"),
+        ({"seeds": ()}, ValueError, "seeds"),
+    ],
+)
+def test_bad_train_arguments_raise(overrides, error, name):
+    data = toy.make_dataset(0, 8, 8, CONFIG)
+    kwargs = {"variants": ("softmax",), "data": data, **overrides}
+    with pytest.raises(error, match=name):
+        toy.train(kwargs.pop("variants"), kwargs.pop("data"), **kwargs)
+
+
+def test_original_is_a_set_of_run_experiment_overrides():
+    import inspect
+
+    allowed = set(inspect.signature(toy.run_experiment).parameters) | set(toy.TaskConfig.__dataclass_fields__)
+    assert set(toy.ORIGINAL) <= allowed
+    o = toy.ORIGINAL
+    assert (o["dim"], o["n_classes"], o["n_informative"]) == (16, 4, 3)
+    assert o["lengths"] == (4, 8, 16, 32) and o["seeds"] == (0, 1, 2)
+    assert (o["steps"], o["learning_rate"], o["batch_size"]) == (5000, 5e-3, None)
+    assert (o["n_train"], o["n_test"], o["attention_length"]) == (512, 2000, 16)
+    assert o["q_init"] == pytest.approx(1.1 + 1.7 / (1 + np.exp(1.0)))
+
+
+# ----------------------------------------------------------------------------------------
+# End to end (trains small models)
+# ----------------------------------------------------------------------------------------
+
+LENGTHS = (6, 8)
 SEEDS = (0, 1)
-STEPS, EVERY = 100, 10
+STEPS, EVERY = 60, 10
 
 
 @pytest.fixture(scope="module")
@@ -202,13 +320,15 @@ def tiny_run():
         lengths=LENGTHS,
         seeds=SEEDS,
         steps=STEPS,
-        n_train=512,
+        learning_rate=2e-2,
+        n_train=256,
         n_test=256,
         n_attention_examples=3,
         q_history_every=EVERY,
     )
 
 
+@pytest.mark.slow
 def test_run_experiment_returns_the_documented_json(tiny_run):
     r = json.loads(json.dumps(tiny_run))  # plain lists and floats only
     assert r["lengths"] == list(LENGTHS) and r["seeds"] == list(SEEDS)
@@ -216,53 +336,60 @@ def test_run_experiment_returns_the_documented_json(tiny_run):
     n_len = len(LENGTHS)
     for variant in toy.VARIANTS:
         entry = r[variant]
-        for key in ("accuracy", "informative_mass", "support", "support_hits", "score_gap"):
-            assert len(entry[key]) == n_len
-            assert len(entry[key + "_std"]) == n_len
-            assert np.array(entry[key + "_per_seed"]).shape == (len(SEEDS), n_len)
-            np.testing.assert_allclose(np.mean(entry[key + "_per_seed"], 0), entry[key], rtol=1e-9)
-        assert np.all((np.array(entry["accuracy"]) >= 0) & (np.array(entry["accuracy"]) <= 1))
-        for key in ("informative_mass", "support_hits"):
+        for key in toy.METRICS:
+            assert len(entry[key]) == n_len and len(entry[key + "_std"]) == n_len
+            per_seed = np.array(entry[key + "_per_seed"])
+            assert per_seed.shape == (len(SEEDS), n_len)
+            np.testing.assert_allclose(per_seed.mean(0), entry[key], rtol=1e-9)
+            np.testing.assert_allclose(per_seed.std(0, ddof=1), entry[key + "_std"], rtol=1e-9)
+        for key in ("accuracy", "informative_mass", "support_hits"):
             assert np.all((np.array(entry[key]) >= 0) & (np.array(entry[key]) <= 1))
+        assert set(toy.METRICS) >= {"support_hits", "informative_score_std", "score_gap"}
         assert np.all(np.array(entry["support"]) <= np.array(LENGTHS))
         assert np.array(entry["attention"]).shape == (3, max(LENGTHS))
         np.testing.assert_allclose(np.sum(entry["attention"], -1), 1.0, atol=1e-5)
     np.testing.assert_allclose(r["softmax"]["support"], LENGTHS)  # softmax is dense
     np.testing.assert_allclose(r["softmax"]["support_hits"], 1.0)
     learned = r["learned_q"]
-    assert len(learned["q_history"]) == n_len and len(learned["final_q"]) == n_len
     assert learned["q_history_steps"] == list(range(1, STEPS + 1, EVERY))
-    assert len(learned["q_history"][0]) == STEPS // EVERY
     assert np.array(learned["q_history_per_seed"]).shape == (n_len, len(SEEDS), STEPS // EVERY)
-    assert np.all(np.array(learned["final_q"]) > 1.0)
-    assert learned["q_history"][0][0] == pytest.approx(1.5, abs=0.05)  # starts near q_init
+    final = np.array(learned["final_q_per_seed"])
+    assert np.all((final > toy.Q_MIN) & (final < toy.Q_MIN + toy.Q_SPAN))
+    assert learned["q_history"][0][0] == pytest.approx(toy.DEMO_Q_INIT, abs=0.05)  # starts at q_init
     positions = np.array(r["examples"]["positions"])
     assert positions.shape == (3, CONFIG.n_informative) and positions.max() < max(LENGTHS)
     assert len(r["baselines"]["oracle_accuracy"]) == n_len
 
 
+@pytest.mark.slow
 def test_short_training_beats_chance_clearly(tiny_run):
     chance = tiny_run["chance"]
     for variant in toy.VARIANTS:
-        assert min(tiny_run[variant]["accuracy_per_seed"][0]) > chance + 0.4, variant  # L = 8
+        assert min(tiny_run[variant]["accuracy_per_seed"][1]) > chance + 0.3, variant  # L = 8
     # Trained attention prefers the informative tokens over the uniform K/L.
-    assert tiny_run["softmax"]["informative_mass"][0] > CONFIG.n_informative / LENGTHS[0] + 0.1
+    assert tiny_run["softmax"]["informative_mass"][1] > CONFIG.n_informative / LENGTHS[1] + 0.05
 
 
-def test_zero_steps_returns_the_untrained_models():
-    data = toy.make_dataset(0, 32, 8, CONFIG)
-    result = toy.train("learned_q", data, seeds=(0, 1), config=CONFIG, steps=0, q_init=1.7)
-    assert result.loss.shape == (2, 0) and len(result.states) == 2
-    fresh = toy.make_model("learned_q", CONFIG, seed=1, q_init=1.7)
-    np.testing.assert_array_equal(result.model(1).query[...], fresh.query[...])
-    np.testing.assert_allclose(float(result.model(0).q), 1.7, rtol=1e-6)
+@pytest.mark.slow
+def test_training_is_deterministic_and_variants_share_the_initialisation():
+    data = toy.make_dataset(0, 64, 8, CONFIG)
+    kwargs = {"config": CONFIG, "steps": 20, "batch_size": 16, "learning_rate": 2e-2}
+    a = toy.train(("softmax", "learned_q"), data, seeds=(4, 5), **kwargs)
+    b = toy.train(("softmax", "learned_q"), data, seeds=(5, 4), **kwargs)  # same compile
+    np.testing.assert_array_equal(a.loss[:, 0], b.loss[:, 1])
+    np.testing.assert_array_equal(a.q[1, 0], b.q[1, 1])
+    assert not np.array_equal(a.loss[:, 0], a.loss[:, 1])  # another seed, another run
+    assert a.q[1, 0, -1] != a.q[1, 0, 0]  # the learned α moved
+    np.testing.assert_array_equal(a.q[0], 1.0)  # softmax's α is fixed
+    np.testing.assert_allclose(a.loss[0, :, 0], a.loss[1, :, 0], rtol=0.2)  # same start, other map
 
 
-def test_training_is_deterministic_given_the_seed(tiny_run):
-    # Same shapes and settings as ``tiny_run``'s learned-q runs, so the compiled loop is reused.
-    data = toy.make_dataset([0, LENGTHS[0]], 512, LENGTHS[0], CONFIG)
-    result = toy.train("learned_q", data, seeds=(4, 4, 5), config=CONFIG, steps=STEPS, batch_size=64)
-    np.testing.assert_array_equal(result.loss[0], result.loss[1])
-    np.testing.assert_array_equal(result.q[0], result.q[1])
-    assert not np.array_equal(result.loss[0], result.loss[2])  # another seed, another run
-    assert result.q[0, -1] != result.q[0, 0]  # q did move
+@pytest.mark.slow
+def test_per_seed_data_and_full_batch_as_in_the_demo():
+    config = toy.TaskConfig(dim=16, n_informative=3, directions="basis", balanced_classes=False)
+    data = [toy.make_dataset([0, 8, s], 32, 8, config) for s in (0, 1)]
+    result = toy.train("learned_q", data, seeds=(0, 1), config=config, steps=5)
+    metrics = toy.evaluate(result, data, keep_attention=2)["learned_q"]
+    assert metrics["accuracy"].shape == (2,) and metrics["attention"].shape == (2, 2, 8)
+    with pytest.raises(ValueError, match="per-seed"):
+        toy.train("learned_q", data, seeds=(0, 1, 2), config=config, steps=5)
