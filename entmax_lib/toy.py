@@ -42,6 +42,7 @@ import jax.numpy as jnp
 import numpy as np
 import optax
 
+from entmax_lib import progress as progress_bars
 from entmax_lib.entmax import tsallis_entmax
 
 __all__ = [
@@ -879,9 +880,16 @@ def run_experiment(
                 "labels": first_test.labels[:n_keep].tolist(),
             }
     per_length = []
+    bar = progress_bars.progress(len(lengths), desc="toy grid (lengths)")
     for length, (test_data, result) in zip(lengths, trained, strict=True):
         keep = n_keep if length == attention_length else 0
         per_length.append((evaluate(result, test_data, keep_attention=keep), result))
+        shown = {"L": length, "final loss": jnp.mean(result.loss[:, :, -1])}
+        if "learned_q" in result.variants:  # the learned α at the end, averaged over seeds
+            shown["alpha"] = jnp.mean(result.q[result.variants.index("learned_q"), :, -1])
+        progress_bars.report(bar, force=True, **shown)
+        bar.update()
+    bar.close()
     return _result_dict(
         settings, lengths, seeds, 1.0 / config.n_classes, baselines, per_length, examples, every
     )

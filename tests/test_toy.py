@@ -393,3 +393,15 @@ def test_per_seed_data_and_full_batch_as_in_the_demo():
     assert metrics["accuracy"].shape == (2,) and metrics["attention"].shape == (2, 2, 8)
     with pytest.raises(ValueError, match="per-seed"):
         toy.train("learned_q", data, seeds=(0, 1, 2), config=config, steps=5)
+
+
+@pytest.mark.slow
+def test_the_grid_shows_progress_only_when_someone_watches(monkeypatch, capsys):
+    settings = dict(lengths=(6,), seeds=(0,), steps=5, n_train=64, n_test=64, q_history_every=5)
+    monkeypatch.setenv("ENTMAX_PROGRESS", "0")
+    toy.run_experiment(**settings)
+    assert "toy grid" not in capsys.readouterr().err
+    monkeypatch.setenv("ENTMAX_PROGRESS", "1")
+    toy.run_experiment(**settings)
+    err = capsys.readouterr().err
+    assert "toy grid" in err and "L=6" in err and "final loss=" in err and "alpha=" in err
