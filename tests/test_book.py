@@ -19,11 +19,12 @@ NOTEBOOKS = sorted(CHAPTERS.glob("*.ipynb"))
 # The exact first code cell of every chapter (the house rule); {url} and {branch} come from
 # `repository:` in _config.yml, so the install line and the launch buttons cannot disagree.
 SETUP_CELL = """\
-# Setup: on Colab, install entmax_lib from the book's repository; elsewhere, nothing to do.
+# On Colab, install entmax_lib from the book's repository; elsewhere, nothing to do.
 import sys
 
 if "google.colab" in sys.modules:
-    get_ipython().run_line_magic("pip", "install -q git+{url}.git@{branch}")
+    repository = "git+{url}.git@{branch}"
+    get_ipython().run_line_magic("pip", f"install -q {{repository}}")
 
 import jax
 
