@@ -202,7 +202,7 @@ CHAPTER_TITLE = re.compile(r"^# (\d+)\. ", re.M)  # after an optional label line
 CHAPTER_MENTION = re.compile(r"\b[Cc]hapter (\d+)\b")
 CHAPTER_LINK = re.compile(r"\[[Cc]hapter (\d+)\]\(([^)#\s]+?\.ipynb)(?:#[^)]*)?\)")
 EXERCISE_MENTION = re.compile(r"\b[Ee]xercises? \d+\b")
-MACHINE_PATH = re.compile(r"/work/|/home/\w|/Users/\w|/tmp/ipykernel|ipykernel_\d+|[A-Z]:\\\\Users")
+MACHINE_PATH = re.compile(r"/work/|/home/\w|/Users/\w|/tmp/\w|ipykernel_\d+|[A-Z]:\\\\Users")
 CODE_FENCE = re.compile(r"^\s*(```+|~~~+)\s*(\{code-cell\}|python|py|ipython3?)\b", re.M)
 
 
