@@ -43,6 +43,7 @@ import numpy as np
 import optax
 
 from entmax_lib import progress as progress_bars
+from entmax_lib.attention import FIXED_ALPHA
 from entmax_lib.entmax import tsallis_entmax
 
 __all__ = [
@@ -71,7 +72,7 @@ __all__ = [
 
 #: The four attention variants: a fixed α (a Python float, so that the fast paths of
 #: :func:`entmax_lib.tsallis_entmax` are used), or ``None`` for a learned α.
-VARIANTS = {"softmax": 1.0, "entmax15": 1.5, "sparsemax": 2.0, "learned_q": None}
+VARIANTS = {**FIXED_ALPHA, "learned_q": None}  # the library's table of fixed maps, and the learned α
 
 #: Bounds of a learned α = Q_MIN + Q_SPAN · sigmoid(a) ∈ (1.1, 2.8), as in the qjax demo.
 Q_MIN, Q_SPAN = 1.1, 1.7
