@@ -36,6 +36,7 @@ TINY = {
     "learning_rate": 1e-2,
     "warmup_steps": 5,
     "record_every": 10,
+    "eval_every": 20,
 }
 NAMES = ("softmax", "entmax15", "alpha_entmax")
 
@@ -64,6 +65,17 @@ def test_result_has_documented_keys_and_is_json(result):
             assert np.asarray(model[key]).shape == (TINY["num_layers"], TINY["num_heads"])
         assert model["skipped"] == {}
     assert result["skipped"] == {}
+
+
+@pytest.mark.slow
+def test_learning_curve_ends_at_the_final_scores(result):
+    for name in NAMES:
+        model = result["models"][name]
+        curve = model["history"]["eval"]
+        assert curve["step"] == [20, 40]
+        # the last point of the curve is the trained model, scored as in the final results
+        assert curve["test_bleu"][-1] == pytest.approx(model["bleu"], abs=0.01)
+        assert curve["test_loss"][-1] == pytest.approx(model["test_loss"], abs=1e-4)
 
 
 @pytest.mark.slow
@@ -232,6 +244,7 @@ def test_greedy_decode_checks_max_len(tiny_model, max_len):
         ({"batch_size": 0}, "batch_size must be a positive count"),
         ({"batch_size": 7000}, "batch_size=7000 exceeds n_train"),
         ({"record_every": 0}, "record_every"),
+        ({"eval_every": 0}, "eval_every must be a positive integer"),
         ({"n_iter": -1}, "n_iter"),
         ({"dropout": 1.5}, "dropout must be a rate"),
         ({"ffn_dropout": -0.1}, "ffn_dropout must be a rate"),
@@ -419,6 +432,31 @@ def test_training_with_dropout_and_options_runs():
     )  # fmt: skip
     history = train(model, arrays, config)
     assert len(history["loss"]) == 2 and np.all(np.isfinite(history["loss"]))
+
+
+def test_evaluation_during_training_sees_the_current_weights_and_changes_nothing():
+    rng = np.random.default_rng(2)
+    arrays = {k: rng.integers(4, 30, (16, 6)).astype(np.int32) for k in ("src", "tgt_in", "tgt_out")}
+    config = TrainConfig(steps=6, batch_size=8, warmup_steps=1, record_every=1)
+    probe = jnp.asarray(arrays["src"][:2]), jnp.asarray(arrays["tgt_in"][:2])
+
+    def evaluate(model):
+        return {"logit_sum": jnp.sum(model(*probe))}
+
+    plain = _dropout_model("alpha_entmax")
+    plain_history = train(plain, arrays, config)
+    watched = _dropout_model("alpha_entmax")
+    history = train(watched, arrays, config, evaluate=evaluate, eval_steps=[3, 6])
+    assert history["eval"]["step"] == [3, 6]
+    assert history["loss"] == plain_history["loss"]  # evaluating does not change training
+    final = float(evaluate(plain)["logit_sum"])
+    assert history["eval"]["logit_sum"][1] == pytest.approx(final, rel=1e-5)
+    assert history["eval"]["logit_sum"][0] != pytest.approx(final, rel=1e-3)
+    for bad in ([0], [7], [2.5]):
+        with pytest.raises(ValueError, match="eval_steps"):
+            train(watched, arrays, config, evaluate=evaluate, eval_steps=bad)
+    with pytest.raises(ValueError, match="evaluate"):
+        train(watched, arrays, config, eval_steps=[2])
 
 
 @pytest.mark.slow

@@ -22,6 +22,7 @@ https://aclanthology.org/D19-1223/
 
 from __future__ import annotations
 
+import functools
 import math
 import numbers
 import time
@@ -77,7 +78,7 @@ DEFAULTS = {
     "ffn_dropout": 0.0,
     "seed": 0,
     # training
-    "steps": 800,
+    "steps": 1000,
     "batch_size": 32,
     "learning_rate": 6e-3,
     "warmup_steps": 50,
@@ -87,6 +88,8 @@ DEFAULTS = {
     "batch_tokens": None,
     "compute_dtype": "float32",
     "record_every": 10,
+    # learning curves: test loss and BLEU every this many steps (None: only at the end)
+    "eval_every": 125,
     # analysis
     "density_bins": 20,
     "verbose": False,
@@ -200,6 +203,8 @@ def check_config(overrides):
     config = {**DEFAULTS, **overrides}
     for name in (*_DATA_COUNTS, "density_bins"):
         _check_positive_int(config, name)
+    if config["eval_every"] is not None:
+        _check_positive_int(config, "eval_every")
     normalisers = config["normalisers"]
     if isinstance(normalisers, str):
         raise ValueError(
@@ -280,6 +285,25 @@ def _forward_impl(graphdef, state, src, tgt_in):
 
 
 _forward = jax.jit(_forward_impl, static_argnums=0)
+
+
+@functools.partial(jax.jit, static_argnums=(0, 5))
+def _test_loss(graphdef, state, src, tgt_in, tgt_out, pad_id):
+    return cross_entropy(nnx.merge(graphdef, state)(src, tgt_in), tgt_out, pad_id)
+
+
+def _learning_curve_scores(data, config):
+    """``evaluate(model)`` for :func:`train`: teacher-forced test loss and greedy test BLEU."""
+    arrays, examples = data["arrays"]["test"], data["examples"]["test"]
+    columns = [jnp.asarray(arrays[k]) for k in ("src", "tgt_in", "tgt_out")]
+    refs = [e.tgt for e in examples]
+
+    def evaluate(model):
+        loss = _test_loss(*nnx.split(model), *columns, model.config.pad_id)
+        hyps = translate(model, data["tokenizer"], arrays, config["max_tgt_len"])
+        return {"test_loss": float(loss), "test_bleu": corpus_bleu(hyps, refs)}
+
+    return evaluate
 
 
 def _masks(arrays, pad_id):
@@ -566,7 +590,9 @@ def run_experiment(splits=None, data=None, **overrides):
       reason it is not measured, see :func:`unmeasurable`), "seconds", and per model under
       "models"[name]: "bleu", "chrf" (tokenised, see :mod:`~entmax_lib.translation.scoring`;
       greedy test translations), "exact_match", "alpha" ({type: [layer][head]}), "history" (loss
-      and α trajectories, see ``train.train``), "samples" (five [source, translation,
+      and α trajectories, see ``train.train``; with ``eval_every``, under "eval" the learning
+      curve: "step", "test_loss" (teacher-forced) and "test_bleu" (greedy) of the test split,
+      its last point at the final step), "samples" (five [source, translation,
       reference]), "train_seconds", "eval_seconds", "decode_seconds", and the analyses of
       :func:`analyse`. Also top-level "bleu", "chrf" and "alpha" ({model: ...}).
 
@@ -593,13 +619,20 @@ def run_experiment(splits=None, data=None, **overrides):
         "models": {},
     }
     train_config = _train_config(config)
+    curve = {}
+    if config["eval_every"] is not None:
+        every, steps = config["eval_every"], config["steps"]
+        curve = {
+            "evaluate": _learning_curve_scores(data, config),
+            "eval_steps": sorted({*range(every, steps + 1, every), steps}),
+        }
     for normaliser in config["normalisers"]:
         model_config = _model_config(config, normaliser, tokenizer.vocab_size, tokenizer.pad_id)
         model = Transformer(model_config, seed=config["seed"])
         progress = None
         if config["verbose"]:
             progress = lambda step, loss, n=normaliser: print(f"{n} step {step} loss {loss:.3f}", flush=True)
-        history = train(model, arrays["train"], train_config, progress, desc=normaliser)
+        history = train(model, arrays["train"], train_config, progress, desc=normaliser, **curve)
         entry = _model_entry(model, history, data, config, index)
         result["models"][normaliser] = entry
         if config["verbose"]:

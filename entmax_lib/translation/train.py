@@ -234,7 +234,7 @@ def _train_step(
     return optax.apply_updates(params, updates), opt_state, loss
 
 
-def train(model, arrays, config, progress=None, desc="train"):
+def train(model, arrays, config, progress=None, desc="train", evaluate=None, eval_steps=()):
     """Train ``model`` in place on teacher-forced batches of ``arrays``.
 
     Shows a progress bar with the step, the loss and (for learned α) the mean α where someone
@@ -254,6 +254,10 @@ def train(model, arrays, config, progress=None, desc="train"):
       config: a :class:`TrainConfig`.
       progress: optional callable ``progress(step, loss)`` called at every record.
       desc: the progress bar's label.
+      evaluate: optional callable ``evaluate(model) -> dict of numbers`` (e.g. the test loss
+        and BLEU), called with the model's current weights after each step in ``eval_steps``;
+        its time is not counted in "seconds".
+      eval_steps: the steps (1 … ``steps``) after which ``evaluate`` runs.
 
     Returns:
       History dict (JSON-serialisable): "step" and "loss" (mean loss since the previous
@@ -273,6 +277,14 @@ def train(model, arrays, config, progress=None, desc="train"):
         raise ValueError(
             f"the training set ({len(columns['src'])} pairs) is smaller than batch_size={config.batch_size}."
         )
+    eval_steps = sorted(set(eval_steps))
+    if eval_steps and not all(
+        isinstance(s, numbers.Integral) and not isinstance(s, bool) and 1 <= s <= config.steps
+        for s in eval_steps
+    ):
+        raise ValueError(f"eval_steps must be steps in 1 … {config.steps}, got {eval_steps}.")
+    if eval_steps and evaluate is None:
+        raise ValueError("eval_steps given without an evaluate function.")
     learned = model.config.normaliser == "alpha_entmax"
     optimizer = make_optimizer(config)
     graphdef, params, rest = nnx.split(model, nnx.Param, ...)
@@ -338,6 +350,15 @@ def train(model, arrays, config, progress=None, desc="train"):
             mean_alpha = float(np.mean([a[-1] for a in history["alpha"].values()])) if learned else None
             progress_bars.report(bar, step=step, loss=mean_loss, alpha=mean_alpha)
             bar.update(step - bar.n)
+        if step in eval_steps:
+            jax.block_until_ready(params)
+            paused = time.perf_counter()
+            nnx.update(model, params)
+            scores = history.setdefault("eval", {"step": []})
+            scores["step"].append(step)
+            for key, value in evaluate(model).items():
+                scores.setdefault(key, []).append(round(float(value), 5))
+            start += time.perf_counter() - paused  # evaluation is not training time
     bar.close()
     jax.block_until_ready(params)
     history["seconds"] = time.perf_counter() - start
