@@ -452,7 +452,7 @@ def test_evaluation_during_training_sees_the_current_weights_and_changes_nothing
     final = float(evaluate(plain)["logit_sum"])
     assert history["eval"]["logit_sum"][1] == pytest.approx(final, rel=1e-5)
     assert history["eval"]["logit_sum"][0] != pytest.approx(final, rel=1e-3)
-    for bad in ([0], [7], [2.5]):
+    for bad in ([0], [7], [2.5], ["3"], [True]):
         with pytest.raises(ValueError, match="eval_steps"):
             train(watched, arrays, config, evaluate=evaluate, eval_steps=bad)
     with pytest.raises(ValueError, match="evaluate"):

@@ -89,7 +89,7 @@ DEFAULTS = {
     "compute_dtype": "float32",
     "record_every": 10,
     # learning curves: test loss and BLEU every this many steps (None: only at the end)
-    "eval_every": 125,
+    "eval_every": 200,
     # analysis
     "density_bins": 20,
     "verbose": False,

@@ -277,12 +277,13 @@ def train(model, arrays, config, progress=None, desc="train", evaluate=None, eva
         raise ValueError(
             f"the training set ({len(columns['src'])} pairs) is smaller than batch_size={config.batch_size}."
         )
-    eval_steps = sorted(set(eval_steps))
-    if eval_steps and not all(
+    eval_steps = list(eval_steps)
+    if not all(
         isinstance(s, numbers.Integral) and not isinstance(s, bool) and 1 <= s <= config.steps
         for s in eval_steps
     ):
         raise ValueError(f"eval_steps must be steps in 1 … {config.steps}, got {eval_steps}.")
+    eval_steps = set(eval_steps)
     if eval_steps and evaluate is None:
         raise ValueError("eval_steps given without an evaluate function.")
     learned = model.config.normaliser == "alpha_entmax"
