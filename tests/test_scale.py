@@ -110,3 +110,5 @@ def test_paper_scale_settings_are_valid_and_transformer_base():
     assert (config["num_layers"], config["num_heads"], config["d_model"], config["d_ff"]) == (6, 8, 512, 2048)
     assert config["dropout"] == config["label_smoothing"] == 0.1 and config["schedule"] == "inverse_sqrt"
     assert config["compute_dtype"] == "bfloat16" and config["batch_tokens"] == 8192
+    # each curve point decodes the whole test split: a few dozen of them over the run, not hundreds
+    assert 5 <= config["steps"] // config["eval_every"] <= 50
