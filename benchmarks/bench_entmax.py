@@ -37,7 +37,7 @@ import numpy as np
 
 import entmax_lib
 from entmax_lib import entmax15, entmax_bisect, sparsemax
-from entmax_lib.progress import progress, report
+from entmax_book.progress import progress, report
 
 DEFAULT_SHAPES = {"cpu": (8192, 512), "gpu": (65536, 1024)}
 

@@ -3,7 +3,7 @@
 At Chapter 5's size (3 + 3 layers, d = 64, at most 16 source and 20 target pieces) one might
 expect a step to cost per-operation overhead rather than arithmetic, so that a larger batch
 would be almost free. This measures it: for each normaliser and batch size it trains
-``--steps`` steps with ``entmax_lib.translation.train.train`` (compilation excluded) and
+``--steps`` steps with ``entmax_book.translation.train.train`` (compilation excluded) and
 reports the time per step and per 1,000 sentence pairs. When the time per pair stays flat as
 the batch grows, the step is arithmetic-bound and a larger batch saves nothing.
 
@@ -25,9 +25,9 @@ from pathlib import Path
 
 import jax
 
-from entmax_lib.translation import experiment
-from entmax_lib.translation.model import Transformer
-from entmax_lib.translation.train import TrainConfig, train
+from entmax_book.translation import experiment
+from entmax_book.translation.model import Transformer
+from entmax_book.translation.train import TrainConfig, train
 
 
 def main():

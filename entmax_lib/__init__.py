@@ -1,10 +1,14 @@
 """entmax_lib: sparse attention maps (sparsemax, 1.5-entmax, α-entmax) in JAX.
 
-The companion library of *the entmax book*. The maps and their closed-form derivatives
-live in :mod:`entmax_lib.entmax`; see the book for derivations.
+The companion library of *the entmax book*, in five modules: :mod:`entmax_lib.entmax` (the
+maps, their argument checks and closed-form derivative rules), :mod:`entmax_lib.threshold` (the
+threshold search behind them), :mod:`entmax_lib.attention` (attention layers for Flax NNX),
+:mod:`entmax_lib.metrics` (attention analyses) and :mod:`entmax_lib.pallas_kernel` (an opt-in
+fused GPU kernel). The book's experiments, built on it, are the separate package
+``entmax_book``; this package imports nothing from it.
 """
 
-from entmax_lib.entmax import entmax15, entmax_bisect, softmax, sparsemax, tsallis_entmax
+from entmax_lib.entmax import entmax15, entmax_bisect, softmax, sparsemax
 
-__all__ = ["entmax15", "entmax_bisect", "softmax", "sparsemax", "tsallis_entmax"]
+__all__ = ["entmax15", "entmax_bisect", "softmax", "sparsemax"]
 __version__ = "0.1.0"

@@ -35,7 +35,6 @@ from entmax_lib.entmax import entmax15, entmax_bisect, softmax, sparsemax
 __all__ = [
     "ALPHA_MAX",
     "ALPHA_MIN",
-    "FIXED_ALPHA",
     "NORMALISERS",
     "EntmaxMultiHeadAttention",
     "alpha_from_logit",
@@ -44,14 +43,39 @@ __all__ = [
     "normalise_scores",
 ]
 
-NORMALISERS = ("softmax", "entmax15", "sparsemax", "alpha_entmax")
-FIXED_ALPHA = {"softmax": 1.0, "entmax15": 1.5, "sparsemax": 2.0}
+#: The attention normalisers by name, each with its fixed α; ``None``: α is given per head
+#: (learned, as in the Adaptively Sparse Transformer). The one table of names in the book.
+NORMALISERS = {"softmax": 1.0, "entmax15": 1.5, "sparsemax": 2.0, "alpha_entmax": None}
 ALPHA_MIN, ALPHA_MAX = 1.01, 2.0
 
 
-def _check_normaliser(normaliser):
-    if normaliser not in NORMALISERS:
-        raise ValueError(f"normaliser must be one of {NORMALISERS}, got {normaliser!r}.")
+def _check_normaliser(normaliser, alpha=None):
+    if not isinstance(normaliser, str) or normaliser not in NORMALISERS:
+        raise ValueError(f"normaliser must be one of {list(NORMALISERS)}, got {normaliser!r}.")
+    if NORMALISERS[normaliser] is not None and alpha is not None:
+        raise ValueError(
+            f"alpha is only for normaliser 'alpha_entmax'; {normaliser!r} has the fixed "
+            f"α = {NORMALISERS[normaliser]}, got alpha={alpha!r}."
+        )
+
+
+def _check_count(name, value, minimum=1, allow_none=False):
+    if allow_none and value is None:
+        return
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < minimum:
+        expected = f"an integer >= {minimum}" + (" or None" if allow_none else "")
+        raise ValueError(f"{name} must be {expected}, got {value!r}.")
+
+
+def _check_mask(mask):
+    """A boolean mask as a JAX array; an additive float mask (0 / -inf) is refused, not misread."""
+    mask = jnp.asarray(mask)
+    if mask.dtype != jnp.bool_:
+        raise TypeError(
+            f"mask must be boolean (True = may attend), got dtype {mask.dtype}. An additive mask "
+            "of 0 and -inf (or -1e9) goes in bias; or pass the boolean mask itself."
+        )
+    return mask
 
 
 def alpha_from_logit(logit):
@@ -103,7 +127,7 @@ def normalise_scores(scores, normaliser, alpha=None, n_iter=None):
       >>> normalise_scores(scores, "alpha_entmax", alpha=jnp.array([2.0])).tolist()
       [[[[0.0, 0.25, 0.75, 0.0]]]]
     """
-    _check_normaliser(normaliser)
+    _check_normaliser(normaliser, alpha)
     if normaliser == "softmax":
         return softmax(scores, axis=-1)
     if normaliser == "entmax15":
@@ -132,7 +156,8 @@ def attention_weights(query, key, normaliser, alpha=None, mask=None, bias=None, 
       query: (..., Lq, H, D).
       key: (..., Lk, H, D).
       normaliser, alpha, n_iter: see :func:`normalise_scores`.
-      mask: boolean, broadcastable to (..., H, Lq, Lk); False = may not attend.
+      mask: boolean, broadcastable to (..., H, Lq, Lk); False = may not attend (a float
+        mask is a ``TypeError``: an additive mask goes in ``bias``).
       bias: added to the scores, broadcastable to (..., H, Lq, Lk).
       precision: passed to the einsum.
 
@@ -157,8 +182,17 @@ def attention_weights(query, key, normaliser, alpha=None, mask=None, bias=None, 
     if bias is not None:
         scores = scores + bias
     if mask is not None:
-        scores = jnp.where(jnp.asarray(mask, bool), scores, -jnp.inf)
+        scores = jnp.where(_check_mask(mask), scores, -jnp.inf)
     return normalise_scores(scores, normaliser, alpha, n_iter).astype(query.dtype)
+
+
+def _dropout(weights, rate, key, broadcast=False):
+    """Inverted dropout on attention weights: drop each with probability ``rate``, scale the rest
+    by 1/(1 − rate). With ``broadcast`` one mask is shared over the leading (batch, head) axes."""
+    keep_prob = 1.0 - rate
+    shape = (1,) * (weights.ndim - 2) + weights.shape[-2:] if broadcast else weights.shape
+    keep = jax.random.bernoulli(key, keep_prob, shape)
+    return jnp.where(keep, weights / keep_prob, 0.0).astype(weights.dtype)
 
 
 def make_attention_fn(normaliser, alpha=None, n_iter=None):
@@ -191,9 +225,10 @@ def make_attention_fn(normaliser, alpha=None, n_iter=None):
       >>> mha(jax.random.normal(jax.random.key(0), (1, 5, 8))).shape
       (1, 5, 8)
     """
-    _check_normaliser(normaliser)
-    if normaliser == "alpha_entmax" and alpha is None:
+    _check_normaliser(normaliser, alpha)
+    if NORMALISERS[normaliser] is None and alpha is None:
         raise ValueError('normaliser "alpha_entmax" needs alpha (one value per head).')
+    _check_count("n_iter", n_iter, allow_none=True)
 
     def attention_fn(
         query,
@@ -216,15 +251,12 @@ def make_attention_fn(normaliser, alpha=None, n_iter=None):
         if is_causal:
             lq, lk = query.shape[-3], key.shape[-3]
             causal = jnp.tril(jnp.ones((lq, lk), bool))
-            mask = causal if mask is None else jnp.logical_and(jnp.asarray(mask, bool), causal)
+            mask = causal if mask is None else jnp.logical_and(_check_mask(mask), causal)
         weights = attention_weights(query, key, normaliser, alpha, mask, bias, precision, n_iter)
         if module is not None:
             module.sow(nnx.Intermediate, "attention_weights", weights)
         if not deterministic and dropout_rate > 0.0:
-            keep_prob = 1.0 - dropout_rate
-            shape = (1,) * (weights.ndim - 2) + weights.shape[-2:] if broadcast_dropout else weights.shape
-            keep = jax.random.bernoulli(dropout_rng, keep_prob, shape)
-            weights = weights * keep.astype(weights.dtype) / keep_prob
+            weights = _dropout(weights, dropout_rate, dropout_rng, broadcast_dropout)
         return jnp.einsum("...hqk,...khd->...qhd", weights, value, precision=precision)
 
     attention_fn.__name__ = f"{normaliser}_attention"
@@ -246,7 +278,7 @@ class EntmaxMultiHeadAttention(nnx.Module):
 
     Args:
       num_heads: H, a positive integer.
-      in_features: size of the inputs' last axis.
+      in_features: size of the inputs' last axis, a positive integer.
       normaliser: one of :data:`NORMALISERS`.
       qkv_features: H·D (default ``in_features``); must be divisible by H.
       out_features: output size (default ``in_features``).
@@ -254,6 +286,17 @@ class EntmaxMultiHeadAttention(nnx.Module):
       alpha_rngs: ``nnx.Rngs`` for the α logits (default ``rngs``). A separate stream keeps
         every other weight identical to a softmax model built from the same ``rngs``.
       n_iter: threshold-search iterations for "alpha_entmax" (see :func:`normalise_scores`).
+      dropout_rate: dropout on the attention weights in a call given a ``dropout_key``
+        (training); without a key the layer is deterministic.
+
+    Example:
+      >>> import jax
+      >>> from flax import nnx
+      >>> from entmax_lib.attention import EntmaxMultiHeadAttention
+      >>> layer = EntmaxMultiHeadAttention(2, 8, "alpha_entmax", rngs=nnx.Rngs(0))
+      >>> out, weights = layer(jax.numpy.ones((1, 5, 8)), return_weights=True)
+      >>> out.shape, weights.shape, layer.alpha().shape
+      ((1, 5, 8), (1, 2, 5, 5), (2,))
     """
 
     def __init__(
@@ -267,56 +310,75 @@ class EntmaxMultiHeadAttention(nnx.Module):
         rngs,
         alpha_rngs=None,
         n_iter=None,
+        dropout_rate=0.0,
     ):
         _check_normaliser(normaliser)
-        if isinstance(num_heads, bool) or not isinstance(num_heads, numbers.Integral) or num_heads < 1:
-            raise ValueError(f"num_heads must be a positive integer, got {num_heads!r}.")
+        _check_count("num_heads", num_heads)
+        _check_count("in_features", in_features)
+        _check_count("n_iter", n_iter, allow_none=True)
         qkv_features = in_features if qkv_features is None else qkv_features
         out_features = in_features if out_features is None else out_features
+        _check_count("qkv_features", qkv_features)
+        _check_count("out_features", out_features)
         if qkv_features % num_heads:
             raise ValueError(f"qkv_features={qkv_features} is not divisible by num_heads={num_heads}.")
+        if isinstance(dropout_rate, bool) or not isinstance(dropout_rate, numbers.Real):
+            raise ValueError(f"dropout_rate must be a number in [0, 1), got {dropout_rate!r}.")
+        if not 0.0 <= dropout_rate < 1.0:
+            raise ValueError(f"dropout_rate must be in [0, 1), got {dropout_rate!r}.")
         self.num_heads = num_heads
         self.head_dim = qkv_features // num_heads
         self.normaliser = normaliser
         self.n_iter = n_iter
+        self.dropout_rate = float(dropout_rate)
         shape = (num_heads, self.head_dim)
         self.query = nnx.LinearGeneral(in_features, shape, rngs=rngs)
         self.key = nnx.LinearGeneral(in_features, shape, rngs=rngs)
         self.value = nnx.LinearGeneral(in_features, shape, rngs=rngs)
         self.out = nnx.LinearGeneral(shape, out_features, axis=(-2, -1), rngs=rngs)
-        if normaliser == "alpha_entmax":
+        if NORMALISERS[normaliser] is None:
             key = (alpha_rngs or rngs).params()
             self.alpha_logit = nnx.Param(jax.random.normal(key, (num_heads,), jnp.float32))
 
     def alpha(self):
         """α per head, shape (H,): learned for "alpha_entmax", else 1, 1.5 or 2."""
-        if self.normaliser == "alpha_entmax":
+        fixed = NORMALISERS[self.normaliser]
+        if fixed is None:
             return alpha_from_logit(self.alpha_logit[...])
-        return jnp.full((self.num_heads,), FIXED_ALPHA[self.normaliser], jnp.float32)
+        return jnp.full((self.num_heads,), fixed, jnp.float32)
 
     def project_kv(self, inputs_kv):
         """Keys and values (..., Lk, H, D) of ``inputs_kv`` (..., Lk, F): cacheable for decoding."""
         return self.key(inputs_kv), self.value(inputs_kv)
 
-    def attend(self, inputs_q, key, value, mask=None, return_weights=False):
-        """Attention of ``inputs_q`` (..., Lq, F) over precomputed ``key``/``value`` (..., Lk, H, D)."""
-        alpha = self.alpha() if self.normaliser == "alpha_entmax" else None
+    def attend(self, inputs_q, key, value, mask=None, return_weights=False, dropout_key=None):
+        """Attention of ``inputs_q`` (..., Lq, F) over precomputed ``key``/``value`` (..., Lk, H, D).
+
+        With a ``dropout_key`` the weights that mix the values are dropped out at
+        ``dropout_rate``; the weights returned are those before dropout (what analyses measure).
+        """
+        alpha = self.alpha() if NORMALISERS[self.normaliser] is None else None
         weights = attention_weights(
             self.query(inputs_q), key, self.normaliser, alpha, mask, n_iter=self.n_iter
         )
-        out = self.out(jnp.einsum("...hqk,...khd->...qhd", weights, value))
+        mixing = weights
+        if dropout_key is not None and self.dropout_rate > 0.0:
+            mixing = _dropout(weights, self.dropout_rate, dropout_key)
+        out = self.out(jnp.einsum("...hqk,...khd->...qhd", mixing, value))
         return (out, weights) if return_weights else out
 
-    def __call__(self, inputs_q, inputs_kv=None, mask=None, return_weights=False):
+    def __call__(self, inputs_q, inputs_kv=None, mask=None, return_weights=False, dropout_key=None):
         """Attend from ``inputs_q`` (..., Lq, F) to ``inputs_kv`` (..., Lk, F) (default: self-attention).
 
         Args:
           mask: boolean, broadcastable to (..., H, Lq, Lk); False = may not attend
             (padding, future tokens). Masked keys get exactly zero weight.
           return_weights: also return the attention weights (..., H, Lq, Lk).
+          dropout_key: a JAX PRNG key for a training pass with dropout on the weights
+            (``dropout_rate``); None (default): deterministic.
 
         Returns:
           (..., Lq, out_features), and the weights if ``return_weights``.
         """
         key, value = self.project_kv(inputs_q if inputs_kv is None else inputs_kv)
-        return self.attend(inputs_q, key, value, mask, return_weights)
+        return self.attend(inputs_q, key, value, mask, return_weights, dropout_key)

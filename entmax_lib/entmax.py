@@ -49,7 +49,7 @@ from jax.custom_derivatives import SymbolicZero
 
 from entmax_lib import pallas_kernel, threshold
 
-__all__ = ["sparsemax", "entmax15", "entmax_bisect", "tsallis_entmax", "softmax"]
+__all__ = ["sparsemax", "entmax15", "entmax_bisect", "softmax"]
 
 # The step counter of the search is a 32-bit integer.
 _MAX_N_ITER = 2**31 - 1
@@ -546,34 +546,3 @@ def entmax_bisect(x, alpha=1.5, axis=-1, n_iter=None):
     """
     return _entmax(x, alpha, axis, n_iter, {"x": "x", "alpha": "alpha", "n_iter": "n_iter"})
 
-
-def tsallis_entmax(scores, q, axis=-1, num_iters=None):
-    """Tsallis entmax with entropic index q: :func:`entmax_bisect` under another spelling.
-
-    ``tsallis_entmax(scores, q)`` = entmax_q(scores): the entropic index q of the Tsallis
-    entropy is the same number as α (q = 1 is softmax, q = 2 sparsemax). This is the
-    spelling of the qjax library, whose "sparse self-attention" demo the book reruns, so
-    that its code runs as written with ``entmax_lib`` in its place. See
-    :func:`entmax_bisect` for the math, derivatives, precision and input rules; errors
-    name this function's arguments.
-
-    Args:
-      scores: floating-point array of scores.
-      q: entropic index (α), a Python number or an array with size 1 along ``axis``.
-      axis: the axis to normalise over.
-      num_iters: the most steps of the threshold search (``n_iter`` of
-        :func:`entmax_bisect`, with the same default: 25 in float32, 54 in float64).
-
-    Returns:
-      Array of the shape and dtype of ``scores``, summing to one along ``axis``.
-
-    Example:
-      >>> import jax.numpy as jnp
-      >>> from entmax_lib import tsallis_entmax
-      >>> tsallis_entmax(jnp.array([0.0, 1.0, 1.5], jnp.float32), q=2.0).tolist()
-      [0.0, 0.25, 0.75]
-
-    Reference:
-      qjax, examples/attention_mlp.py, https://github.com/kleyt0n/qjax .
-    """
-    return _entmax(scores, q, axis, num_iters, {"x": "scores", "alpha": "q", "n_iter": "num_iters"})

@@ -19,7 +19,8 @@ Definitions (Correia, Niculae & Martins, 2019, §5, https://arxiv.org/abs/1909.0
 - interrogation score = mean weight that interrogative words put on "?";
 - (beyond the paper) agreement of context attention with gold word alignments.
 
-BLEU and chrF are in :mod:`entmax_lib.translation.scoring`.
+BLEU and chrF, which score translations rather than attention, are in the book's experiment
+package (``entmax_book.translation.scoring``).
 """
 
 from __future__ import annotations
@@ -251,7 +252,7 @@ def alignment_agreement(cross_attn, gold_align) -> dict[str, float]:
     """How well context (encoder-decoder) attention matches gold word alignments.
 
     ``cross_attn`` (..., T, S): one head, or an average over heads; ``gold_align`` (..., T, S) 0/1
-    (e.g. ``align`` from :func:`entmax_lib.translation.data.encode_examples`). Only target rows
+    (e.g. gold word alignments expanded to subword pieces). Only target rows
     with at least one gold link count (unaligned words, EOS and padding are ignored). Returns
 
     - ``gold_mass``: mean over counted rows of Σ_s p_ts·gold_ts, the attention on aligned pieces;
@@ -286,18 +287,3 @@ def alignment_agreement(cross_attn, gold_align) -> dict[str, float]:
         "rows": n_rows,
     }
 
-
-def __getattr__(name):
-    # corpus_bleu and corpus_chrf live in entmax_lib.translation.scoring; imports from here still work.
-    if name in ("corpus_bleu", "corpus_chrf"):
-        import warnings
-
-        from entmax_lib.translation import scoring
-
-        warnings.warn(
-            f"entmax_lib.metrics.{name} is deprecated: use entmax_lib.translation.scoring.{name}",
-            DeprecationWarning,
-            stacklevel=2,
-        )
-        return getattr(scoring, name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -61,7 +61,7 @@ def test_no_pytorch():
 # The wheel: what `pip install git+…` (non-editable) installs
 # ----------------------------------------------------------------------------------------
 
-PACKAGE = ROOT / "entmax_lib"
+PACKAGES = (ROOT / "entmax_lib", ROOT / "entmax_book")
 # Files a package directory may hold that are not needed at run time.
 NOT_SHIPPED = {".md"}
 
@@ -70,7 +70,8 @@ def _package_files():
     """Every module and data file of the package, relative to the repository root."""
     return sorted(
         p.relative_to(ROOT).as_posix()
-        for p in PACKAGE.rglob("*")
+        for package in PACKAGES
+        for p in package.rglob("*")
         if p.is_file() and "__pycache__" not in p.parts and p.suffix not in NOT_SHIPPED | {".pyc"}
     )
 
@@ -95,7 +96,8 @@ def wheel(tmp_path_factory):
     tmp = tmp_path_factory.mktemp("wheel")
     src = tmp / "src"
     ignore = shutil.ignore_patterns("__pycache__", "*.egg-info", "build", "dist")
-    shutil.copytree(PACKAGE, src / PACKAGE.name, ignore=ignore)
+    for package in PACKAGES:
+        shutil.copytree(package, src / package.name, ignore=ignore)
     for name in ("pyproject.toml", "README.md", "LICENSE", "LICENSE-TEXT.md"):
         shutil.copy2(ROOT / name, src / name)
     cmd = [
@@ -120,7 +122,7 @@ def test_wheel_contains_every_module_and_data_file(wheel):
         shipped = set(archive.namelist())
     missing = [f for f in _package_files() if f not in shipped]
     assert not missing, f"not in the wheel: {missing}"
-    assert "entmax_lib/translation/corpus.py" in shipped  # the experiments' parallel corpus
+    assert "entmax_book/translation/corpus.py" in shipped  # the experiments' parallel corpus
 
 
 def test_installed_wheel_imports_from_elsewhere(wheel, tmp_path):
@@ -132,10 +134,11 @@ import importlib, pkgutil, sys
 sys.path.insert(0, {str(target)!r})
 import entmax_lib
 assert entmax_lib.__file__.startswith({str(target)!r}), entmax_lib.__file__
+import entmax_book
 names = [m.name for m in pkgutil.walk_packages(entmax_lib.__path__, "entmax_lib.")]
+names += [m.name for m in pkgutil.walk_packages(entmax_book.__path__, "entmax_book.")]
 for name in names:
     importlib.import_module(name)
-import entmax_lib.toy, entmax_lib.translation
 print(len(names), float(entmax_lib.sparsemax(__import__("jax").numpy.array([0.0, 0.5]))[1]))
 """
     elsewhere = tmp_path / "elsewhere"
@@ -146,5 +149,5 @@ print(len(names), float(entmax_lib.sparsemax(__import__("jax").numpy.array([0.0,
     )
     assert result.returncode == 0, result.stderr[-3000:]
     count, value = result.stdout.split()
-    assert int(count) >= len([f for f in _package_files() if f.endswith(".py")]) - 1  # minus __init__
+    assert int(count) >= len([f for f in _package_files() if f.endswith(".py")]) - 2  # two top-level __init__
     assert float(value) == 0.75

@@ -17,7 +17,7 @@ logs, test output or the pages of the built book:
 the bar is off (no device-to-host transfer), and when on it reads the values back from the
 device at most once per display refresh. Typical use in a training loop::
 
-    from entmax_lib.progress import progress, report
+    from entmax_book.progress import progress, report
 
     with progress(num_steps, desc="train") as bar:
         for step in range(num_steps):

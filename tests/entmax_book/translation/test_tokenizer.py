@@ -5,8 +5,8 @@ import pickle
 import numpy as np
 import pytest
 
-from entmax_lib.translation.corpus import generate_corpus
-from entmax_lib.translation.tokenizer import SubwordTokenizer, train_tokenizer
+from entmax_book.translation.corpus import generate_corpus
+from entmax_book.translation.tokenizer import SubwordTokenizer, train_tokenizer
 
 
 @pytest.fixture(scope="module")

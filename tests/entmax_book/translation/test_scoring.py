@@ -1,12 +1,12 @@
-"""BLEU and chrF of translations (entmax_lib.translation.scoring)."""
+"""BLEU and chrF of translations (entmax_book.translation.scoring)."""
 
 import logging
 
 import pytest
 from sacrebleu.tokenizers.tokenizer_13a import Tokenizer13a
 
-from entmax_lib.translation.corpus import generate_corpus
-from entmax_lib.translation.scoring import corpus_bleu, corpus_chrf
+from entmax_book.translation.corpus import generate_corpus
+from entmax_book.translation.scoring import corpus_bleu, corpus_chrf
 
 
 def test_bleu_and_chrf():
@@ -43,12 +43,3 @@ def test_generated_sentences_are_already_13a_tokenised():
     tokenise = Tokenizer13a()
     for e in generate_corpus(500, seed=2):
         assert tokenise(e.src) == e.src and tokenise(e.tgt) == e.tgt
-
-
-def test_old_import_path_still_works():
-    from entmax_lib import metrics
-
-    with pytest.warns(DeprecationWarning, match="translation.scoring"):
-        assert metrics.corpus_bleu is corpus_bleu
-    with pytest.raises(AttributeError):
-        metrics.no_such_name  # noqa: B018

@@ -9,7 +9,7 @@ The format:
 * the optional third column holds alignment links ``i-j`` separated by spaces (source word i,
   target word j, 0-based, ASCII digits): the Pharaoh format of fast_align and GIZA++.
 
-:mod:`~entmax_lib.translation.corpus` reads and writes its ``Example`` pairs through
+:mod:`~entmax_book.translation.corpus` reads and writes its ``Example`` pairs through
 :func:`read_rows` and :func:`write_rows`.
 """
 

@@ -21,7 +21,7 @@ import sentencepiece as spm
 
 __all__ = ["DEFAULT_VOCAB_SIZE", "SubwordTokenizer", "train_tokenizer"]
 
-#: A vocabulary size that suits the generated corpus of :mod:`entmax_lib.translation.corpus`:
+#: A vocabulary size that suits the generated corpus of :mod:`entmax_book.translation.corpus`:
 #: the ~1000 word types of a 10k-pair corpus then give source/target sentences of ~11/13 pieces
 #: on average, and rare words and compounds are split into several pieces.
 DEFAULT_VOCAB_SIZE = 800

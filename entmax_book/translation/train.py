@@ -1,4 +1,4 @@
-"""Training of the translation :class:`~entmax_lib.translation.model.Transformer`: loss, optimiser, loop.
+"""Training of the translation :class:`~entmax_book.translation.model.Transformer`: loss, optimiser, loop.
 
 The loss is the token-level cross-entropy of teacher-forced decoding,
 
@@ -29,8 +29,8 @@ import numpy as np
 import optax
 from flax import nnx
 
-from entmax_lib import progress as progress_bars
-from entmax_lib.translation.data import batches, token_batches
+from entmax_book import progress as progress_bars
+from entmax_book.translation.data import batches, token_batches
 
 __all__ = ["TrainConfig", "cross_entropy", "learning_rate_schedule", "make_optimizer", "train"]
 
@@ -59,7 +59,7 @@ class TrainConfig:
       alpha_learning_rate: peak learning rate of the α logits (learned-α models), following the
         same schedule shape; None: ``learning_rate``; 0 freezes α.
       batch_tokens: if set, batch by tokens instead of sentences: batches of about this many
-        tokens, sentences grouped by length (:func:`~entmax_lib.translation.data.token_batches`);
+        tokens, sentences grouped by length (:func:`~entmax_book.translation.data.token_batches`);
         ``batch_size`` is then unused.
       compute_dtype: "float32", or "bfloat16" to run the forward and backward passes in
         bfloat16 (the weights, the optimiser and the loss stay float32): for GPUs and TPUs.
@@ -239,7 +239,7 @@ def train(model, arrays, config, progress=None, desc="train", evaluate=None, eva
 
     Shows a progress bar with the step, the loss and (for learned α) the mean α where someone
     is watching (a terminal, Jupyter or Colab; never in the built book or the tests, see
-    :mod:`entmax_lib.progress`).
+    :mod:`entmax_book.progress`).
 
     Data-parallel over every local device: with more than one (several GPUs, or CPU devices
     forced by ``XLA_FLAGS=--xla_force_host_platform_device_count=N``), the weights and the
@@ -248,9 +248,9 @@ def train(model, arrays, config, progress=None, desc="train", evaluate=None, eva
     device. Batch sizes must then be a multiple of the device count.
 
     Args:
-      model: a :class:`~entmax_lib.translation.model.Transformer`.
+      model: a :class:`~entmax_book.translation.model.Transformer`.
       arrays: dict with "src" (N, S), "tgt_in" (N, T), "tgt_out" (N, T) int arrays
-        (as made by ``entmax_lib.translation.data.encode_examples``).
+        (as made by ``entmax_book.translation.data.encode_examples``).
       config: a :class:`TrainConfig`.
       progress: optional callable ``progress(step, loss)`` called at every record.
       desc: the progress bar's label.

@@ -1,10 +1,10 @@
-"""entmax_lib.book: one style per map, and library source shown without docstrings."""
+"""entmax_book.display: one style per map, and library source shown without docstrings."""
 
 import pytest
 
 from entmax_lib import threshold
 from entmax_lib.attention import EntmaxMultiHeadAttention
-from entmax_lib.book import MAP_STYLES, map_style, show_source
+from entmax_book.display import MAP_STYLES, map_style, show_source
 
 
 def test_every_map_has_its_own_colour_and_marker():

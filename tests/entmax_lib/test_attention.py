@@ -59,7 +59,7 @@ def _numpy_weights(module, x, mask):
     return np_entmax(scores, alpha)
 
 
-@pytest.mark.parametrize("normaliser", NORMALISERS)
+@pytest.mark.parametrize("normaliser", list(NORMALISERS))
 def test_masked_keys_get_zero_weight_and_rows_sum_to_one(normaliser):
     lengths = [6, 4, 2]
     x = _inputs()
@@ -74,7 +74,7 @@ def test_masked_keys_get_zero_weight_and_rows_sum_to_one(normaliser):
     np.testing.assert_allclose(weights[:, :, 0, 0], 1.0, atol=1e-6)
 
 
-@pytest.mark.parametrize("normaliser", NORMALISERS)
+@pytest.mark.parametrize("normaliser", list(NORMALISERS))
 def test_weights_match_numpy_reference(normaliser):
     module = _module(normaliser, seed=1)
     x = _inputs(seed=2)
@@ -164,7 +164,7 @@ def _flax_mha(module, attention_fn=None):
     return mha
 
 
-@pytest.mark.parametrize("normaliser", NORMALISERS)
+@pytest.mark.parametrize("normaliser", list(NORMALISERS))
 def test_equals_flax_multi_head_attention_with_attention_fn(normaliser):
     module = _module(normaliser, seed=11)
     alpha = module.alpha() if normaliser == "alpha_entmax" else None

@@ -33,12 +33,12 @@ import numpy as np
 from flax import nnx
 
 from entmax_lib import metrics
-from entmax_lib.translation.corpus import make_splits
-from entmax_lib.translation.data import encode_examples
-from entmax_lib.translation.model import ATTENTION_TYPES, ModelConfig, Transformer, greedy_decode
-from entmax_lib.translation.scoring import corpus_bleu, corpus_chrf
-from entmax_lib.translation.tokenizer import DEFAULT_VOCAB_SIZE, train_tokenizer
-from entmax_lib.translation.train import TrainConfig, cross_entropy, train
+from entmax_book.translation.corpus import make_splits
+from entmax_book.translation.data import encode_examples
+from entmax_book.translation.model import ATTENTION_TYPES, ModelConfig, Transformer, greedy_decode
+from entmax_book.translation.scoring import corpus_bleu, corpus_chrf
+from entmax_book.translation.tokenizer import DEFAULT_VOCAB_SIZE, train_tokenizer
+from entmax_book.translation.train import TrainConfig, cross_entropy, train
 
 __all__ = [
     "DEFAULTS",
@@ -101,7 +101,7 @@ DEFAULTS = {
 #: inverse-square-root decay to a peak of 2·512^(−1/2)·20000^(−1/2), batches of about 8,192
 #: tokens, bfloat16 passes, a 32,000-piece joint subword vocabulary. Pass the splits of a real
 #: corpus with ``splits=`` and its sizes as n_train, n_valid and n_test; training runs
-#: data-parallel over every local GPU (see :func:`entmax_lib.translation.train.train`). The
+#: data-parallel over every local GPU (see :func:`entmax_book.translation.train.train`). The
 #: learning curve (greedy decoding of the whole test split) is drawn every 5,000 steps, not
 #: the chapter's every 200, so that evaluation stays a small share of the run.
 PAPER_SCALE = {
@@ -498,7 +498,7 @@ def analyse(model, arrays, config, example_index=0):
       (:func:`unmeasurable`); those keys are absent.
 
     Args:
-      model: a trained :class:`~entmax_lib.translation.model.Transformer`.
+      model: a trained :class:`~entmax_book.translation.model.Transformer`.
       arrays: the evaluated split, from ``data.encode_examples``.
       config: settings with "density_bins".
       example_index: the pair whose attention maps are kept.
@@ -528,8 +528,8 @@ def translate(model, tokenizer, arrays, max_len):
     """Greedy translations (strings) of every source in ``arrays``.
 
     Args:
-      model: a :class:`~entmax_lib.translation.model.Transformer`.
-      tokenizer: the :class:`~entmax_lib.translation.tokenizer.SubwordTokenizer` of the data.
+      model: a :class:`~entmax_book.translation.model.Transformer`.
+      tokenizer: the :class:`~entmax_book.translation.tokenizer.SubwordTokenizer` of the data.
       arrays: dict with "src" (N, S) ids.
       max_len: target tokens to generate (at most the model's ``max_len``).
 
@@ -591,7 +591,7 @@ def run_experiment(splits=None, data=None, **overrides):
       dict with "config", "data" (kept/available pairs per split, vocabulary size), "example"
       (the test pair whose attention maps are kept, with its pieces), "skipped" (analysis →
       reason it is not measured, see :func:`unmeasurable`), "seconds", and per model under
-      "models"[name]: "bleu", "chrf" (tokenised, see :mod:`~entmax_lib.translation.scoring`;
+      "models"[name]: "bleu", "chrf" (tokenised, see :mod:`~entmax_book.translation.scoring`;
       greedy test translations), "exact_match", "alpha" ({type: [layer][head]}), "history" (loss
       and α trajectories, see ``train.train``; with ``eval_every``, under "eval" the learning
       curve: "step", "test_loss" (teacher-forced) and "test_bleu" (greedy) of the test split,

@@ -1,4 +1,4 @@
-"""Tests for entmax_lib.toy: the sparse self-attention toy of Chapter 4.
+"""Tests for entmax_book.toy: the sparse self-attention toy of Chapter 4.
 
 References are independent of the module: the data are checked against the generating
 formulas (exact counts, empirical means with explicit statistical tolerances), attention
@@ -8,6 +8,7 @@ finite differences, and the end-to-end run against chance and its own documented
 Bad arguments must fail before any training (``train`` is replaced by a tripwire).
 """
 
+import dataclasses
 import json
 
 import jax
@@ -16,9 +17,10 @@ import numpy as np
 import pytest
 from references import np_entmax
 
-from entmax_lib import toy
+from entmax_book import toy
+from entmax_lib.attention import NORMALISERS
 
-CONFIG = toy.TaskConfig()
+CONFIG = toy.ToyConfig()
 
 
 # ----------------------------------------------------------------------------------------
@@ -92,19 +94,17 @@ def test_bad_generator_input_raises():
     with pytest.raises(ValueError, match="n_examples"):
         toy.make_dataset(0, 0, 8, CONFIG)
     with pytest.raises(ValueError, match="dim"):
-        toy.TaskConfig(dim=4, n_classes=4)
+        toy.ToyConfig(dim=4, n_classes=4)
     with pytest.raises(ValueError, match="n_informative"):
-        toy.TaskConfig(n_informative=0)
+        toy.ToyConfig(n_informative=0)
     with pytest.raises(ValueError, match="noise_std"):
-        toy.TaskConfig(noise_std=float("nan"))
+        toy.ToyConfig(noise_std=float("nan"))
     with pytest.raises(ValueError, match="directions"):
-        toy.TaskConfig(directions="diagonal")
+        toy.ToyConfig(directions="diagonal")
 
 
 def test_basis_directions_and_iid_labels_as_in_the_demo():
-    config = toy.TaskConfig(
-        **{k: v for k, v in toy.ORIGINAL.items() if k in toy.TaskConfig.__dataclass_fields__}
-    )
+    config = toy.ORIGINAL
     prototypes, signal = toy.task_directions(config)
     np.testing.assert_array_equal(prototypes, 2.5 * np.eye(4, 16))
     np.testing.assert_array_equal(signal, 2.5 * np.eye(16)[4])
@@ -134,10 +134,10 @@ def small_batch():
 
 def test_initial_weights_follow_the_demo():
     params = toy.init_params(0, CONFIG)
-    big = toy.init_params(0, CONFIG, query_scale=3.0)
+    big = toy.init_params(0, dataclasses.replace(CONFIG, query_scale=3.0))
     np.testing.assert_array_equal(params["readout_bias"], 0.0)
     np.testing.assert_allclose(big["query"], 3.0 * params["query"], rtol=1e-6)
-    np.testing.assert_allclose(float(toy.learned_alpha(params["q_logit"])), toy.DEMO_Q_INIT, rtol=1e-6)
+    np.testing.assert_allclose(float(toy.learned_alpha(params["alpha_logit"])), toy.DEMO_ALPHA_INIT, rtol=1e-6)
     # Every weight N(0, 1/d): the empirical variance over many seeds' keys.
     keys = np.concatenate([np.ravel(toy.init_params(s, CONFIG)["keys"]) for s in range(40)])
     np.testing.assert_allclose(keys.var(), 1 / CONFIG.dim, rtol=5 * np.sqrt(2 / keys.size))
@@ -145,7 +145,7 @@ def test_initial_weights_follow_the_demo():
 
 @pytest.mark.parametrize("alpha", [1.0, 1.5, 2.0, 1.3])
 def test_forward_matches_independent_references(alpha, small_batch):
-    params = toy.init_params(1, CONFIG, query_scale=4.0)
+    params = toy.init_params(1, dataclasses.replace(CONFIG, query_scale=4.0))
     logits, attn = toy.forward(params, jnp.asarray(small_batch.tokens), alpha)
     s = _hand_scores(params, small_batch.tokens)
     expected = np.asarray(jax.nn.softmax(s, axis=-1)) if alpha == 1.0 else np_entmax(s, alpha)
@@ -157,7 +157,7 @@ def test_forward_matches_independent_references(alpha, small_batch):
 
 
 def test_bisection_entmax_forward_matches_the_reference(small_batch):
-    s = _hand_scores(toy.init_params(2, CONFIG, query_scale=4.0), small_batch.tokens)
+    s = _hand_scores(toy.init_params(2, dataclasses.replace(CONFIG, query_scale=4.0)), small_batch.tokens)
     for alpha in (1.3, 1.5, 2.0):
         p = toy.bisection_entmax(jnp.asarray(s, jnp.float32), alpha)
         np.testing.assert_allclose(p, np_entmax(s, alpha), atol=1e-4)
@@ -165,20 +165,20 @@ def test_bisection_entmax_forward_matches_the_reference(small_batch):
 
 def test_learned_alpha_is_bounded_and_inverted():
     a = jnp.array([-50.0, -1.0, 0.0, 50.0], jnp.float32)
-    np.testing.assert_allclose(toy.learned_alpha(a), [1.1, toy.DEMO_Q_INIT, 1.95, 2.8], rtol=1e-6)
+    np.testing.assert_allclose(toy.learned_alpha(a), [1.1, toy.DEMO_ALPHA_INIT, 1.95, 2.8], rtol=1e-6)
     for q in (1.2, 1.557, 2.0, 2.7):
-        assert float(toy.learned_alpha(toy.alpha_logit(q))) == pytest.approx(q, rel=1e-6)
+        assert float(toy.learned_alpha(toy.logit_for_alpha(q))) == pytest.approx(q, rel=1e-6)
     for bad in (1.0, 1.1, 2.8, 3.5, float("nan")):
-        with pytest.raises(ValueError, match="q_init"):
-            toy.alpha_logit(bad)
+        with pytest.raises(ValueError, match="alpha_init"):
+            toy.logit_for_alpha(bad)
 
 
 def test_learned_alpha_gradient_matches_finite_differences(small_batch):
-    params = toy.init_params(3, CONFIG, query_scale=4.0)
+    params = toy.init_params(3, dataclasses.replace(CONFIG, query_scale=4.0))
     tokens, labels = jnp.asarray(small_batch.tokens, jnp.float32), jnp.asarray(small_batch.labels)
 
     def loss(logit):
-        p = {**params, "q_logit": logit}
+        p = {**params, "alpha_logit": logit}
         logits, _ = toy.forward(p, tokens, toy.learned_alpha(logit))
         return -jnp.mean(jax.nn.log_softmax(logits)[jnp.arange(6), labels])
 
@@ -225,7 +225,7 @@ def tripwire(monkeypatch):
     """Replace ``toy.train`` by a stub that records the training lengths and stops the run."""
     calls = []
 
-    def fake_train(variants, data, *args, **kwargs):
+    def fake_train(data, config):
         calls.append(np.asarray(data.tokens if isinstance(data, toy.Dataset) else data[0].tokens).shape[1])
         raise _Reached
 
@@ -233,7 +233,7 @@ def tripwire(monkeypatch):
     return calls
 
 
-TINY = {"n_train": 8, "n_test": 8}
+TINY = {"n_train": 8, "n_test": 8, "batch_size": 8}
 
 
 @pytest.mark.parametrize(
@@ -241,7 +241,7 @@ TINY = {"n_train": 8, "n_test": 8}
     [
         ({"steps": 0}, ValueError, "steps"),
         ({"steps": 2.5}, TypeError, "steps"),
-        ({"q_history_every": 0}, ValueError, "q_history_every"),
+        ({"alpha_history_every": 0}, ValueError, "alpha_history_every"),
         ({"variants": ("softmax", "softmax")}, ValueError, "variants"),
         ({"variants": ("relu",)}, ValueError, "variants"),
         ({"variants": ()}, ValueError, "variants"),
@@ -254,11 +254,19 @@ TINY = {"n_train": 8, "n_test": 8}
         ({"lengths": (2,)}, ValueError, "lengths"),
         ({"lengths": ()}, ValueError, "lengths"),
         ({"seeds": (0, 0)}, ValueError, "seeds"),
-        ({"q_init": 1.0}, ValueError, "q_init"),
+        ({"alpha_init": 1.0}, ValueError, "alpha_init"),
         ({"batch_size": 0}, ValueError, "batch_size"),
         ({"score_norm": 0.0}, ValueError, "score_norm"),
         ({"gradient": "numeric"}, ValueError, "gradient"),
         ({"attention_length": 16}, ValueError, "attention_length"),
+        ({"lengths": (4,)}, ValueError, "lengths"),  # L = K: no distractor to score against
+        ({"data_per_seed": "no"}, TypeError, "data_per_seed"),
+        ({"balanced_classes": "no"}, TypeError, "balanced_classes"),
+        ({"n_attention_examples": 50}, ValueError, "n_attention_examples"),
+        ({"train_seed": -1}, ValueError, "train_seed"),
+        ({"train_seed": 1.5}, TypeError, "train_seed"),
+        ({"test_seed": "a"}, TypeError, "test_seed"),
+        ({"batch_size": 9}, ValueError, "batch_size"),
     ],
 )
 def test_bad_run_arguments_fail_before_training(overrides, error, name, tripwire):
@@ -269,40 +277,37 @@ def test_bad_run_arguments_fail_before_training(overrides, error, name, tripwire
         assert "length" not in str(info.value)  # a message about counts, not lengths
 
 
+def test_a_bad_progress_setting_fails_before_training(tripwire, monkeypatch):
+    monkeypatch.setenv("ENTMAX_PROGRESS", "2")
+    with pytest.raises(ValueError, match="ENTMAX_PROGRESS"):
+        toy.run_experiment(lengths=(8,), **TINY)
+    assert not tripwire
+
+
 def test_an_int_length_is_one_length(tripwire):
     with pytest.raises(_Reached):
         toy.run_experiment(lengths=8, **TINY)
     assert tripwire == [8]
 
 
-@pytest.mark.parametrize(
-    "overrides, error, name",
-    [
-        ({"steps": 0}, ValueError, "steps"),
-        ({"steps": 2.5}, TypeError, "steps"),
-        ({"variants": ("softmax", "softmax")}, ValueError, "variants"),
-        ({"learning_rate": float("nan")}, ValueError, "learning_rate"),
-        ({"seeds": ()}, ValueError, "seeds"),
-    ],
-)
-def test_bad_train_arguments_raise(overrides, error, name):
+def test_train_refuses_data_that_do_not_fit_the_config():
     data = toy.make_dataset(0, 8, 8, CONFIG)
-    kwargs = {"variants": ("softmax",), "data": data, **overrides}
-    with pytest.raises(error, match=name):
-        toy.train(kwargs.pop("variants"), kwargs.pop("data"), **kwargs)
+    with pytest.raises(ValueError, match="per-seed"):
+        toy.train([data, data], CONFIG)  # 2 datasets for 3 seeds
+    with pytest.raises(ValueError, match="token dimension"):
+        toy.train(data, toy.ToyConfig(dim=16))
+    with pytest.raises(TypeError, match="Dataset"):
+        toy.train((data.tokens, data.labels), CONFIG)
 
 
-def test_original_is_a_set_of_run_experiment_overrides():
-    import inspect
-
-    allowed = set(inspect.signature(toy.run_experiment).parameters) | set(toy.TaskConfig.__dataclass_fields__)
-    assert set(toy.ORIGINAL) <= allowed
+def test_original_is_the_demo():
     o = toy.ORIGINAL
-    assert (o["dim"], o["n_classes"], o["n_informative"]) == (16, 4, 3)
-    assert o["lengths"] == (4, 8, 16, 32) and o["seeds"] == (0, 1, 2)
-    assert (o["steps"], o["learning_rate"], o["batch_size"]) == (5000, 5e-3, None)
-    assert (o["n_train"], o["n_test"], o["attention_length"]) == (512, 2000, 16)
-    assert o["q_init"] == pytest.approx(1.1 + 1.7 / (1 + np.exp(1.0)))
+    assert (o.dim, o.n_classes, o.n_informative) == (16, 4, 3)
+    assert o.lengths == (4, 8, 16, 32) and o.seeds == (0, 1, 2)
+    assert (o.steps, o.learning_rate, o.batch_size) == (5000, 5e-3, None)
+    assert (o.n_train, o.n_test, o.attention_length) == (512, 2000, 16)
+    assert o.alpha_init == pytest.approx(1.1 + 1.7 / (1 + np.exp(1.0)))
+    assert o.data_per_seed and not o.balanced_classes and o.directions == "basis"
 
 
 # ----------------------------------------------------------------------------------------
@@ -324,7 +329,7 @@ def tiny_run():
         n_train=256,
         n_test=256,
         n_attention_examples=3,
-        q_history_every=EVERY,
+        alpha_history_every=EVERY,
     )
 
 
@@ -334,7 +339,7 @@ def test_run_experiment_returns_the_documented_json(tiny_run):
     assert r["lengths"] == list(LENGTHS) and r["seeds"] == list(SEEDS)
     assert r["chance"] == pytest.approx(1 / CONFIG.n_classes)
     n_len = len(LENGTHS)
-    for variant in toy.VARIANTS:
+    for variant in NORMALISERS:
         entry = r[variant]
         for key in toy.METRICS:
             assert len(entry[key]) == n_len and len(entry[key + "_std"]) == n_len
@@ -346,16 +351,16 @@ def test_run_experiment_returns_the_documented_json(tiny_run):
             assert np.all((np.array(entry[key]) >= 0) & (np.array(entry[key]) <= 1))
         assert set(toy.METRICS) >= {"support_hits", "informative_score_std", "score_gap"}
         assert np.all(np.array(entry["support"]) <= np.array(LENGTHS))
-        assert np.array(entry["attention"]).shape == (3, max(LENGTHS))
-        np.testing.assert_allclose(np.sum(entry["attention"], -1), 1.0, atol=1e-5)
+        assert np.array(entry["attention_per_seed"]).shape == (len(SEEDS), 3, max(LENGTHS))
+        np.testing.assert_allclose(np.sum(entry["attention_per_seed"], -1), 1.0, atol=1e-5)
     np.testing.assert_allclose(r["softmax"]["support"], LENGTHS)  # softmax is dense
     np.testing.assert_allclose(r["softmax"]["support_hits"], 1.0)
-    learned = r["learned_q"]
-    assert learned["q_history_steps"] == list(range(1, STEPS + 1, EVERY))
-    assert np.array(learned["q_history_per_seed"]).shape == (n_len, len(SEEDS), STEPS // EVERY)
-    final = np.array(learned["final_q_per_seed"])
-    assert np.all((final > toy.Q_MIN) & (final < toy.Q_MIN + toy.Q_SPAN))
-    assert learned["q_history"][0][0] == pytest.approx(toy.DEMO_Q_INIT, abs=0.05)  # starts at q_init
+    learned = r["alpha_entmax"]
+    assert learned["alpha_history_steps"] == list(range(1, STEPS + 1, EVERY))
+    assert np.array(learned["alpha_history_per_seed"]).shape == (n_len, len(SEEDS), STEPS // EVERY)
+    final = np.array(learned["final_alpha_per_seed"])
+    assert np.all((final > toy.LEARNED_ALPHA_MIN) & (final < toy.LEARNED_ALPHA_MIN + toy.LEARNED_ALPHA_SPAN))
+    assert learned["alpha_history"][0][0] == pytest.approx(toy.DEMO_ALPHA_INIT, abs=0.05)  # starts at alpha_init
     positions = np.array(r["examples"]["positions"])
     assert positions.shape == (3, CONFIG.n_informative) and positions.max() < max(LENGTHS)
     assert len(r["baselines"]["oracle_accuracy"]) == n_len
@@ -364,7 +369,7 @@ def test_run_experiment_returns_the_documented_json(tiny_run):
 @pytest.mark.slow
 def test_short_training_beats_chance_clearly(tiny_run):
     chance = tiny_run["chance"]
-    for variant in toy.VARIANTS:
+    for variant in NORMALISERS:
         assert min(tiny_run[variant]["accuracy_per_seed"][1]) > chance + 0.3, variant  # L = 8
     # Trained attention prefers the informative tokens over the uniform K/L.
     assert tiny_run["softmax"]["informative_mass"][1] > CONFIG.n_informative / LENGTHS[1] + 0.05
@@ -373,31 +378,33 @@ def test_short_training_beats_chance_clearly(tiny_run):
 @pytest.mark.slow
 def test_training_is_deterministic_and_variants_share_the_initialisation():
     data = toy.make_dataset(0, 64, 8, CONFIG)
-    kwargs = {"config": CONFIG, "steps": 20, "batch_size": 16, "learning_rate": 2e-2}
-    a = toy.train(("softmax", "learned_q"), data, seeds=(4, 5), **kwargs)
-    b = toy.train(("softmax", "learned_q"), data, seeds=(5, 4), **kwargs)  # same compile
+    config = dataclasses.replace(
+        CONFIG, variants=("softmax", "alpha_entmax"), steps=20, batch_size=16, learning_rate=2e-2
+    )
+    a = toy.train(data, dataclasses.replace(config, seeds=(4, 5)))
+    b = toy.train(data, dataclasses.replace(config, seeds=(5, 4)))  # same compile
     np.testing.assert_array_equal(a.loss[:, 0], b.loss[:, 1])
-    np.testing.assert_array_equal(a.q[1, 0], b.q[1, 1])
+    np.testing.assert_array_equal(a.alpha[1, 0], b.alpha[1, 1])
     assert not np.array_equal(a.loss[:, 0], a.loss[:, 1])  # another seed, another run
-    assert a.q[1, 0, -1] != a.q[1, 0, 0]  # the learned α moved
-    np.testing.assert_array_equal(a.q[0], 1.0)  # softmax's α is fixed
+    assert a.alpha[1, 0, -1] != a.alpha[1, 0, 0]  # the learned α moved
+    np.testing.assert_array_equal(a.alpha[0], 1.0)  # softmax's α is fixed
     np.testing.assert_allclose(a.loss[0, :, 0], a.loss[1, :, 0], rtol=0.2)  # same start, other map
 
 
 @pytest.mark.slow
 def test_per_seed_data_and_full_batch_as_in_the_demo():
-    config = toy.TaskConfig(dim=16, n_informative=3, directions="basis", balanced_classes=False)
+    config = dataclasses.replace(toy.ORIGINAL, variants=("alpha_entmax",), seeds=(0, 1), steps=5)
     data = [toy.make_dataset([0, 8, s], 32, 8, config) for s in (0, 1)]
-    result = toy.train("learned_q", data, seeds=(0, 1), config=config, steps=5)
-    metrics = toy.evaluate(result, data, keep_attention=2)["learned_q"]
+    result = toy.train(data, config)
+    metrics = toy.evaluate(result, data, keep_attention=2)["alpha_entmax"]
     assert metrics["accuracy"].shape == (2,) and metrics["attention"].shape == (2, 2, 8)
     with pytest.raises(ValueError, match="per-seed"):
-        toy.train("learned_q", data, seeds=(0, 1, 2), config=config, steps=5)
+        toy.train(data, dataclasses.replace(config, seeds=(0, 1, 2)))
 
 
 @pytest.mark.slow
 def test_the_grid_shows_progress_only_when_someone_watches(monkeypatch, capsys):
-    settings = dict(lengths=(6,), seeds=(0,), steps=5, n_train=64, n_test=64, q_history_every=5)
+    settings = dict(lengths=(6,), seeds=(0,), steps=5, n_train=64, n_test=64, alpha_history_every=5)
     monkeypatch.setenv("ENTMAX_PROGRESS", "0")
     toy.run_experiment(**settings)
     assert "toy grid" not in capsys.readouterr().err

@@ -1,4 +1,4 @@
-"""Tests for entmax_lib.progress: when bars are shown, and what they show.
+"""Tests for entmax_book.progress: when bars are shown, and what they show.
 
 The decisive cases run real Jupyter kernels: a cell sent the way nbclient (jupyter-book) and
 nbval send it must print no progress output, one sent the way Jupyter's front ends send it
@@ -14,8 +14,8 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from entmax_lib import progress as progress_module
-from entmax_lib.progress import ENV_VAR, interactive, progress, report
+from entmax_book import progress as progress_module
+from entmax_book.progress import ENV_VAR, interactive, progress, report
 
 
 @pytest.fixture
@@ -99,7 +99,7 @@ def test_report_shows_step_loss_and_alpha():
 
 
 _CELL = """
-from entmax_lib.progress import progress, report
+from entmax_book.progress import progress, report
 with progress(3, desc="kernel-check") as bar:
     for step in range(3):
         report(bar, force=True, step=step, loss=1.0 / (step + 1))

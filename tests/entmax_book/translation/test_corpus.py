@@ -10,8 +10,9 @@ import re
 
 import pytest
 
-from entmax_lib.translation import corpus, grammar, lexicon
-from entmax_lib.translation.corpus import INTERROGATIVES, generate_corpus, make_splits
+from entmax_book.translation import corpus, grammar, lexicon
+from entmax_book.translation.corpus import generate_corpus, make_splits
+from entmax_book.translation.lexicon import INTERROGATIVES
 
 PUNCTUATION = {".", "?", ","}
 

@@ -2,7 +2,7 @@
 
 A token is ``(word, keys)``: an English and a German token are aligned iff their key sets
 intersect. :class:`Generator` samples a clause structure (subject, verb, tense, objects,
-prepositional phrase) from the :mod:`~entmax_lib.translation.lexicon`, then linearises it in
+prepositional phrase) from the :mod:`~entmax_book.translation.lexicon`, then linearises it in
 both languages: English statements and questions with do-support, German verb-second main
 clauses, verb-first questions and verb-final subordinate clauses.
 """
@@ -13,7 +13,7 @@ import dataclasses
 import itertools
 import random
 
-from entmax_lib.translation.lexicon import (
+from entmax_book.translation.lexicon import (
     ADJECTIVES,
     ADVERBS,
     ANY,

@@ -1,11 +1,12 @@
-"""The array encoding of sentence pairs and the minibatches (entmax_lib.translation.data)."""
+"""The array encoding of sentence pairs and the minibatches (entmax_book.translation.data)."""
 
 import numpy as np
 import pytest
 
-from entmax_lib.translation.corpus import INTERROGATIVES, Example, generate_corpus
-from entmax_lib.translation.data import batches, encode_examples, required_lengths
-from entmax_lib.translation.tokenizer import train_tokenizer
+from entmax_book.translation.corpus import Example, generate_corpus
+from entmax_book.translation.lexicon import INTERROGATIVES
+from entmax_book.translation.data import batches, encode_examples, required_lengths
+from entmax_book.translation.tokenizer import train_tokenizer
 
 
 @pytest.fixture(scope="module")

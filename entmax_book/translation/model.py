@@ -25,7 +25,6 @@ import jax.numpy as jnp
 import numpy as np
 from flax import nnx
 
-from entmax_lib._compat import module_list
 from entmax_lib.attention import NORMALISERS, EntmaxMultiHeadAttention, attention_weights
 
 __all__ = [
@@ -37,6 +36,13 @@ __all__ = [
 ]
 
 ATTENTION_TYPES = ("encoder_self", "context", "decoder_self")
+
+
+def _module_list(items):
+    """A list of sub-modules as a Module attribute: ``nnx.List`` where flax has it (≥ 0.12 wants
+    it), a plain list on flax 0.11 (Colab's), which has no ``nnx.List``."""
+    container = getattr(nnx, "List", None)
+    return container(items) if container is not None else list(items)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -250,11 +256,11 @@ class Transformer(nnx.Module):
         self.config = config
         rngs, alpha_rngs = nnx.Rngs(params=seed), nnx.Rngs(params=seed + 10_000)
         self.embed = nnx.Embed(config.vocab_size, config.d_model, rngs=rngs)
-        self.encoder_layers = module_list(
+        self.encoder_layers = _module_list(
             [_EncoderLayer(config, rngs, alpha_rngs) for _ in range(config.num_layers)]
         )
         self.encoder_norm = nnx.LayerNorm(config.d_model, rngs=rngs)
-        self.decoder_layers = module_list(
+        self.decoder_layers = _module_list(
             [_DecoderLayer(config, rngs, alpha_rngs) for _ in range(config.num_layers)]
         )
         self.decoder_norm = nnx.LayerNorm(config.d_model, rngs=rngs)

@@ -16,8 +16,9 @@ from collections.abc import Iterator
 
 import numpy as np
 
-from entmax_lib.translation.corpus import INTERROGATIVES, Example
-from entmax_lib.translation.tokenizer import SubwordTokenizer
+from entmax_book.translation.corpus import Example
+from entmax_book.translation.lexicon import INTERROGATIVES
+from entmax_book.translation.tokenizer import SubwordTokenizer
 
 __all__ = ["batches", "encode_examples", "required_lengths", "token_batches"]
 
@@ -35,7 +36,7 @@ def required_lengths(examples: list[Example], tokenizer: SubwordTokenizer) -> tu
     Returns:
       (max_src_len, max_tgt_len); (1, 1) for no examples.
 
-    >>> from entmax_lib.translation.tokenizer import train_tokenizer
+    >>> from entmax_book.translation.tokenizer import train_tokenizer
     >>> tokenizer = train_tokenizer(["the dog sleeps .", "der Hund schläft ."], vocab_size=40)
     >>> example = Example("the dog sleeps .", "der Hund schläft .")
     >>> src, tgt = tokenizer.encode(example.src), tokenizer.encode(example.tgt)
@@ -76,7 +77,7 @@ def encode_examples(
       ValueError if a sentence needs more than ``max_src_len`` (``max_tgt_len``) positions with its
       EOS (BOS): sentences are never silently cut.
 
-    >>> from entmax_lib.translation.tokenizer import train_tokenizer
+    >>> from entmax_book.translation.tokenizer import train_tokenizer
     >>> tokenizer = train_tokenizer(["who sleeps ?", "wer schläft ?"], vocab_size=40)
     >>> arrays = encode_examples([Example("who sleeps ?", "wer schläft ?", ((0, 0), (1, 1), (2, 2)))],
     ...                          tokenizer, 5, 5)

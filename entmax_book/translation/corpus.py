@@ -11,7 +11,7 @@ real words) and a grammar that carries the phenomena the paper's heads specialis
   end of the clause ("has seen the cat" → "hat die Katze gesehen", "calls the teacher" → "ruft den
   Lehrer an");
 * **questions** with inversion and a final "?": yes/no questions ("does the dog sleep ?" → "schläft
-  der Hund ?") and wh-questions with the words in :data:`INTERROGATIVES` ("where does the teacher
+  der Hund ?") and wh-questions with the words in :data:`~entmax_book.translation.lexicon.INTERROGATIVES` ("where does the teacher
   live ?" → "wo wohnt der Lehrer ?", "who does the child help ?" → "wem hilft das Kind ?");
 * **agreement**: gender, number and case of articles, possessives, "dieser" and "welcher"
   (nominative / accusative / dative, with prepositions that govern a case and the contraction
@@ -24,8 +24,8 @@ real words) and a grammar that carries the phenomena the paper's heads specialis
 
 Conventions: words are separated by single spaces, punctuation ("," "." "?") is a separate token,
 sentences start in lower case (German nouns are capitalised, as is English "I"). The words are in
-:mod:`~entmax_lib.translation.lexicon`, the sentence structures in
-:mod:`~entmax_lib.translation.grammar`, the file format in :mod:`~entmax_lib.translation.tsv`. The translation
+:mod:`~entmax_book.translation.lexicon`, the sentence structures in
+:mod:`~entmax_book.translation.grammar`, the file format in :mod:`~entmax_book.translation.tsv`. The translation
 of an English sentence is a function of the sentence (no free choices on the German side), so the
 task is learnable. Every pair carries a gold word alignment: a set of (English word index, German
 word index) pairs. Content words are aligned one-to-one ("has" → "hat", "seen" → "gesehen"),
@@ -41,12 +41,11 @@ from __future__ import annotations
 import dataclasses
 import random
 
-from entmax_lib.translation import tsv
-from entmax_lib.translation.grammar import Generator, aligned_words
-from entmax_lib.translation.lexicon import INTERROGATIVES
+from entmax_book.translation import tsv
+from entmax_book.translation.grammar import Generator, aligned_words
+from entmax_book.translation.lexicon import INTERROGATIVES
 
 __all__ = [
-    "INTERROGATIVES",
     "MAX_WORDS",
     "MIN_WORDS",
     "Example",
@@ -168,7 +167,7 @@ def make_splits(n_train: int, n_valid: int, n_test: int, seed: int = 0) -> dict[
 def load_tsv(path) -> list[Example]:
     """Read sentence pairs from a file of lines ``src<TAB>tgt[<TAB>alignment]``.
 
-    The format is that of :mod:`~entmax_lib.translation.tsv` (UTF-8, alignment links "i-j").
+    The format is that of :mod:`~entmax_book.translation.tsv` (UTF-8, alignment links "i-j").
 
     Args:
       path: the file.
@@ -191,7 +190,7 @@ def write_tsv(examples, path) -> None:
 
     Raises:
       ValueError naming the example if it could not be read back as written (see
-      :func:`entmax_lib.translation.tsv.write_rows`).
+      :func:`entmax_book.translation.tsv.write_rows`).
 
     >>> import pathlib, tempfile
     >>> path = pathlib.Path(tempfile.mkdtemp()) / "pairs.tsv"

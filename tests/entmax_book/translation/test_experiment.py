@@ -10,11 +10,11 @@ import pytest
 from flax import nnx
 
 from entmax_lib.attention import ALPHA_MAX, ALPHA_MIN
-from entmax_lib.translation import corpus, experiment, run_experiment
-from entmax_lib.translation.corpus import Example
-from entmax_lib.translation.experiment import prepare_data, unmeasurable
-from entmax_lib.translation.model import ATTENTION_TYPES, ModelConfig, Transformer, greedy_decode
-from entmax_lib.translation.train import (
+from entmax_book.translation import corpus, experiment, run_experiment
+from entmax_book.translation.corpus import Example
+from entmax_book.translation.experiment import prepare_data, unmeasurable
+from entmax_book.translation.model import ATTENTION_TYPES, ModelConfig, Transformer, greedy_decode
+from entmax_book.translation.train import (
     TrainConfig,
     cross_entropy,
     learning_rate_schedule,

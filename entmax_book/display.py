@@ -6,7 +6,7 @@ Every figure of the book draws a map in the same colour and marker (:data:`MAP_S
 show what it explains.
 
 Example:
-  >>> from entmax_lib.book import map_style
+  >>> from entmax_book.display import map_style
   >>> map_style("sparsemax")["color"]
   '#009E73'
 """

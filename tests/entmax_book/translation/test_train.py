@@ -10,8 +10,8 @@ import textwrap
 import numpy as np
 import pytest
 
-from entmax_lib.translation.data import token_batches
-from entmax_lib.translation.train import TrainConfig
+from entmax_book.translation.data import token_batches
+from entmax_book.translation.train import TrainConfig
 
 
 def _pairs(n=64, width=24, seed=0):
@@ -61,8 +61,8 @@ _RUN = textwrap.dedent(
     import json, sys
     import jax
     import numpy as np
-    from entmax_lib.translation.model import ModelConfig, Transformer
-    from entmax_lib.translation.train import TrainConfig, train
+    from entmax_book.translation.model import ModelConfig, Transformer
+    from entmax_book.translation.train import TrainConfig, train
 
     compute_dtype, batch_tokens = sys.argv[1], None if sys.argv[2] == "none" else int(sys.argv[2])
     config = ModelConfig(vocab_size=40, normaliser="alpha_entmax", d_model=16, num_heads=2,
@@ -104,7 +104,7 @@ def test_bfloat16_passes_and_token_batches_train():
 
 
 def test_paper_scale_settings_are_valid_and_transformer_base():
-    from entmax_lib.translation.experiment import PAPER_SCALE, check_config
+    from entmax_book.translation.experiment import PAPER_SCALE, check_config
 
     config = check_config({**PAPER_SCALE, "n_train": 200_000, "n_valid": 1000, "n_test": 1000})
     assert (config["num_layers"], config["num_heads"], config["d_model"], config["d_ff"]) == (6, 8, 512, 2048)

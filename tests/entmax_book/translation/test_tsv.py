@@ -1,8 +1,8 @@
-"""Sentence pairs in TSV files: corpus.load_tsv / write_tsv and entmax_lib.translation.tsv."""
+"""Sentence pairs in TSV files: corpus.load_tsv / write_tsv and entmax_book.translation.tsv."""
 
 import pytest
 
-from entmax_lib.translation.corpus import Example, generate_corpus, load_tsv, write_tsv
+from entmax_book.translation.corpus import Example, generate_corpus, load_tsv, write_tsv
 
 
 @pytest.fixture(scope="module")

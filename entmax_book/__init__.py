@@ -1,0 +1,25 @@
+"""entmax_book: the entmax book's experiments and chapter helpers, built on ``entmax_lib``.
+
+``entmax_lib`` is the small library (the maps, the threshold search, attention layers, attention
+metrics, the opt-in GPU kernel); this package holds what the book does *with* it, through the
+library's public API only:
+
+- :mod:`entmax_book.toy`: Chapter 4's "sparse self-attention" toy (the qjax demo and its
+  stress setting), one :class:`~entmax_book.toy.ToyConfig`;
+- :mod:`entmax_book.translation`: Chapter 5's Adaptively Sparse Transformer in miniature, one
+  :class:`~entmax_book.translation.config.TranslationConfig`;
+- :mod:`entmax_book.display`: one colour and marker per map, and library source on the page;
+- :mod:`entmax_book.progress`: progress bars where someone watches.
+
+:data:`LIBRARY_INTERNALS_SHOWN` lists the few private names of ``entmax_lib`` that the chapters
+open up on purpose, to teach how the library works inside (the custom derivative rules of
+Chapters 2 and 3). They are not API: they may change with the library, and a fast test checks
+that each still exists and that the chapters use no other private name.
+"""
+
+#: Private names of ``entmax_lib`` that chapters show or call to teach them, by module.
+LIBRARY_INTERNALS_SHOWN = {
+    "entmax_lib.entmax": ("_alpha_tangent", "_z_tangent", "_entmax_learned_jvp"),
+}
+
+__all__ = ["LIBRARY_INTERNALS_SHOWN"]
