@@ -24,32 +24,24 @@ MAP_STYLES = {
     "softmax": {"color": "#0072B2", "marker": "o", "label": "softmax (α = 1)"},
     "entmax15": {"color": "#E69F00", "marker": "s", "label": "1.5-entmax"},
     "sparsemax": {"color": "#009E73", "marker": "^", "label": "sparsemax (α = 2)"},
-    "learned": {"color": "#D55E00", "marker": "D", "label": "learned α"},
+    "alpha_entmax": {"color": "#D55E00", "marker": "D", "label": "learned α"},
 }
 ALPHA_CMAP = "viridis"  # for many values of α: dark = α near 1, light = large α
-
-_ALIASES = {
-    "entmax_1.5": "entmax15",
-    "alpha_entmax": "learned",
-    "learned_q": "learned",
-    "learned_alpha": "learned",
-}
-
 
 def map_style(name: str, **overrides) -> dict:
     """Colour, marker and label of a map for matplotlib (``ax.plot(x, y, **map_style(name))``).
 
     Args:
-      name: "softmax", "entmax15", "sparsemax" or "learned" (also "alpha_entmax", "learned_q").
+      name: a normaliser of :data:`entmax_lib.attention.NORMALISERS`: "softmax", "entmax15",
+        "sparsemax" or "alpha_entmax" (learned α).
       **overrides: any matplotlib keyword to add or replace (e.g. ``label=None``).
 
     Returns:
       A new dict of matplotlib keywords.
     """
-    key = _ALIASES.get(name, name)
-    if key not in MAP_STYLES:
-        raise ValueError(f"name must be one of {sorted(set(MAP_STYLES) | set(_ALIASES))}, got {name!r}.")
-    return {**MAP_STYLES[key], **overrides}
+    if name not in MAP_STYLES:
+        raise ValueError(f"name must be one of {list(MAP_STYLES)}, got {name!r}.")
+    return {**MAP_STYLES[name], **overrides}
 
 
 def show_source(obj) -> None:

@@ -13,8 +13,12 @@ def test_every_map_has_its_own_colour_and_marker():
     assert len(set(colours)) == len(colours) and len(set(markers)) == len(markers)
 
 
-def test_aliases_and_overrides():
-    assert map_style("alpha_entmax") == map_style("learned") == map_style("learned_q")
+def test_one_style_per_normaliser_and_overrides():
+    from entmax_lib.attention import NORMALISERS
+
+    assert list(MAP_STYLES) == list(NORMALISERS)  # one name per map, the library's
+    with pytest.raises(ValueError, match="name"):
+        map_style("learned")  # no aliases
     assert map_style("softmax", label=None)["label"] is None
     assert MAP_STYLES["softmax"]["label"] is not None  # overrides do not leak into the table
     with pytest.raises(ValueError, match="name"):
