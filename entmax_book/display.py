@@ -28,6 +28,7 @@ MAP_STYLES = {
 }
 ALPHA_CMAP = "viridis"  # for many values of α: dark = α near 1, light = large α
 
+
 def map_style(name: str, **overrides) -> dict:
     """Colour, marker and label of a map for matplotlib (``ax.plot(x, y, **map_style(name))``).
 

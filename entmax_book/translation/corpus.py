@@ -11,8 +11,9 @@ real words) and a grammar that carries the phenomena the paper's heads specialis
   end of the clause ("has seen the cat" → "hat die Katze gesehen", "calls the teacher" → "ruft den
   Lehrer an");
 * **questions** with inversion and a final "?": yes/no questions ("does the dog sleep ?" → "schläft
-  der Hund ?") and wh-questions with the words in :data:`~entmax_book.translation.lexicon.INTERROGATIVES` ("where does the teacher
-  live ?" → "wo wohnt der Lehrer ?", "who does the child help ?" → "wem hilft das Kind ?");
+  der Hund ?") and wh-questions with the words in
+  :data:`~entmax_book.translation.lexicon.INTERROGATIVES` ("where does the teacher live ?" →
+  "wo wohnt der Lehrer ?", "who does the child help ?" → "wem hilft das Kind ?");
 * **agreement**: gender, number and case of articles, possessives, "dieser" and "welcher"
   (nominative / accusative / dative, with prepositions that govern a case and the contraction
   "in dem" → "im"), weak / mixed / strong adjective endings, weak masculine nouns ("den Jungen"),
@@ -25,7 +26,8 @@ real words) and a grammar that carries the phenomena the paper's heads specialis
 Conventions: words are separated by single spaces, punctuation ("," "." "?") is a separate token,
 sentences start in lower case (German nouns are capitalised, as is English "I"). The words are in
 :mod:`~entmax_book.translation.lexicon`, the sentence structures in
-:mod:`~entmax_book.translation.grammar`, the file format in :mod:`~entmax_book.translation.tsv`. The translation
+:mod:`~entmax_book.translation.grammar`, the file format in
+:mod:`~entmax_book.translation.tsv`. The translation
 of an English sentence is a function of the sentence (no free choices on the German side), so the
 task is learnable. Every pair carries a gold word alignment: a set of (English word index, German
 word index) pairs. Content words are aligned one-to-one ("has" → "hat", "seen" → "gesehen"),
@@ -43,7 +45,6 @@ import random
 
 from entmax_book.translation import tsv
 from entmax_book.translation.grammar import Generator, aligned_words
-from entmax_book.translation.lexicon import INTERROGATIVES
 
 __all__ = [
     "MAX_WORDS",

@@ -22,9 +22,9 @@ https://aclanthology.org/D19-1223/
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import math
-import numbers
 import time
 
 import jax
@@ -32,20 +32,18 @@ import jax.numpy as jnp
 import numpy as np
 from flax import nnx
 
-from entmax_lib import metrics
-from entmax_book.translation.corpus import make_splits
+from entmax_book import progress as progress_bars
+from entmax_book.translation.config import TranslationConfig
+from entmax_book.translation.corpus import Example, make_splits
 from entmax_book.translation.data import encode_examples
-from entmax_book.translation.model import ATTENTION_TYPES, ModelConfig, Transformer, greedy_decode
+from entmax_book.translation.model import ATTENTION_TYPES, Transformer, greedy_decode
 from entmax_book.translation.scoring import corpus_bleu, corpus_chrf
-from entmax_book.translation.tokenizer import DEFAULT_VOCAB_SIZE, train_tokenizer
-from entmax_book.translation.train import TrainConfig, cross_entropy, train
+from entmax_book.translation.tokenizer import train_tokenizer
+from entmax_book.translation.train import cross_entropy, train
+from entmax_lib import metrics
 
 __all__ = [
-    "DEFAULTS",
-    "NORMALISERS",
-    "PAPER_SCALE",
     "analyse",
-    "check_config",
     "pick_example",
     "prepare_data",
     "run_experiment",
@@ -53,177 +51,9 @@ __all__ = [
     "unmeasurable",
 ]
 
-#: The three models of the paper's Table 1, in this order.
-NORMALISERS = ("softmax", "entmax15", "alpha_entmax")
-
-#: The chapter's settings (every key can be overridden in :func:`run_experiment`).
-DEFAULTS = {
-    # data: generated English→German pairs, pairs longer than the caps (in pieces) are skipped
-    "n_train": 6000,
-    "n_valid": 200,
-    "n_test": 300,
-    "corpus_seed": 0,
-    "vocab_size": DEFAULT_VOCAB_SIZE,
-    "max_src_len": 16,
-    "max_tgt_len": 20,
-    # model
-    "normalisers": NORMALISERS,
-    "d_model": 64,
-    "num_heads": 4,
-    "num_layers": 3,
-    "d_ff": 128,
-    "n_iter": None,
-    "dropout": 0.0,
-    "attention_dropout": 0.0,
-    "ffn_dropout": 0.0,
-    "seed": 0,
-    # training
-    "steps": 1000,
-    "batch_size": 32,
-    "learning_rate": 6e-3,
-    "warmup_steps": 50,
-    "label_smoothing": 0.0,
-    "schedule": "cosine",
-    "alpha_learning_rate": None,
-    "batch_tokens": None,
-    "compute_dtype": "float32",
-    "record_every": 10,
-    # learning curves: test loss and BLEU every this many steps (None: only at the end)
-    "eval_every": 200,
-    # analysis
-    "density_bins": 20,
-    "verbose": False,
-}
-
-#: :func:`run_experiment` settings for the paper's scale on a GPU (Correia, Niculae & Martins,
-#: 2019, §4): Transformer-base (6 + 6 layers, 8 heads, d = 512, feed-forward 2048; Vaswani et
-#: al., 2017), dropout 0.1, label smoothing 0.1, linear warm-up over 20,000 steps then
-#: inverse-square-root decay to a peak of 2·512^(−1/2)·20000^(−1/2), batches of about 8,192
-#: tokens, bfloat16 passes, a 32,000-piece joint subword vocabulary. Pass the splits of a real
-#: corpus with ``splits=`` and its sizes as n_train, n_valid and n_test; training runs
-#: data-parallel over every local GPU (see :func:`entmax_book.translation.train.train`). The
-#: learning curve (greedy decoding of the whole test split) is drawn every 5,000 steps, not
-#: the chapter's every 200, so that evaluation stays a small share of the run.
-PAPER_SCALE = {
-    "vocab_size": 32_000,
-    "max_src_len": 128,
-    "max_tgt_len": 128,
-    "d_model": 512,
-    "num_heads": 8,
-    "num_layers": 6,
-    "d_ff": 2048,
-    "dropout": 0.1,
-    "attention_dropout": 0.1,
-    "ffn_dropout": 0.1,
-    "steps": 50_000,
-    "batch_tokens": 8192,
-    "learning_rate": 2 * 512**-0.5 * 20_000**-0.5,
-    "warmup_steps": 20_000,
-    "schedule": "inverse_sqrt",
-    "label_smoothing": 0.1,
-    "compute_dtype": "bfloat16",
-    "record_every": 100,
-    "eval_every": 5_000,
-}
-
-_DATA_COUNTS = ("n_train", "n_valid", "n_test", "vocab_size", "max_src_len", "max_tgt_len")
-
-#: Oversampling of generated pairs so that enough of them fit the length caps.
-_OVERSAMPLE = 1.35
-
-
-def _check_positive_int(config, name):
-    value = config[name]
-    if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < 1:
-        raise ValueError(f"{name} must be a positive integer (a count), got {value!r}.")
-
-
-def _model_config(config, normaliser, vocab_size, pad_id=0):
-    return ModelConfig(
-        vocab_size=vocab_size,
-        normaliser=normaliser,
-        d_model=config["d_model"],
-        num_heads=config["num_heads"],
-        num_layers=config["num_layers"],
-        d_ff=config["d_ff"],
-        max_len=max(config["max_src_len"], config["max_tgt_len"]),
-        pad_id=pad_id,
-        n_iter=config["n_iter"],
-        dropout=config["dropout"],
-        attention_dropout=config["attention_dropout"],
-        ffn_dropout=config["ffn_dropout"],
-    )
-
-
-def _train_config(config):
-    steps = config["steps"]
-    warmup = config["warmup_steps"]
-    if isinstance(steps, numbers.Integral) and isinstance(warmup, numbers.Integral):
-        warmup = min(warmup, steps // 2)
-    return TrainConfig(
-        steps=steps,
-        batch_size=config["batch_size"],
-        learning_rate=config["learning_rate"],
-        warmup_steps=warmup,
-        label_smoothing=config["label_smoothing"],
-        seed=config["seed"],
-        record_every=config["record_every"],
-        schedule=config["schedule"],
-        alpha_learning_rate=config["alpha_learning_rate"],
-        batch_tokens=config["batch_tokens"],
-        compute_dtype=config["compute_dtype"],
-    )
-
-
-def check_config(overrides):
-    """The full settings: :data:`DEFAULTS` updated with ``overrides``, every value checked.
-
-    Everything that can be checked before data preparation and training is: unknown keys,
-    counts (pairs per split, sizes, steps) that are not positive integers, ``normalisers`` that
-    is not a non-empty list of distinct known names, a learning rate that is not a positive
-    finite number, a ``batch_size`` larger than ``n_train``, and the model and training
-    settings (by building their :class:`ModelConfig` and :class:`TrainConfig`).
-
-    Args:
-      overrides: dict of settings, keys of :data:`DEFAULTS`.
-
-    Returns:
-      the settings dict.
-
-    Raises:
-      ValueError naming the setting.
-
-    >>> check_config({"steps": 100})["steps"]
-    100
-    >>> check_config({"normalisers": "softmax"})
-    Traceback (most recent call last):
-    ...
-    ValueError: normalisers must be a list of normaliser names such as ['softmax'], got the string 'softmax'.
-    """
-    unknown = set(overrides) - set(DEFAULTS)
-    if unknown:
-        raise ValueError(f"unknown settings {sorted(unknown)}; known: {sorted(DEFAULTS)}.")
-    config = {**DEFAULTS, **overrides}
-    for name in (*_DATA_COUNTS, "density_bins"):
-        _check_positive_int(config, name)
-    if config["eval_every"] is not None:
-        _check_positive_int(config, "eval_every")
-    normalisers = config["normalisers"]
-    if isinstance(normalisers, str):
-        raise ValueError(
-            f"normalisers must be a list of normaliser names such as [{normalisers!r}], "
-            f"got the string {normalisers!r}."
-        )
-    if not isinstance(normalisers, list | tuple) or not normalisers:
-        raise ValueError(f"normalisers must be a non-empty list of normaliser names, got {normalisers!r}.")
-    if len(set(normalisers)) != len(normalisers):
-        raise ValueError(f"normalisers must be distinct, got {list(normalisers)}.")
-    for normaliser in normalisers:
-        _model_config(config, normaliser, config["vocab_size"])
-    _train_config(config)
-    if config["batch_size"] > config["n_train"]:
-        raise ValueError(f"batch_size={config['batch_size']} exceeds n_train={config['n_train']}.")
-    return config
+#: Oversampling of generated pairs so that enough of them fit the length caps; tried in turn
+#: until every split is filled.
+_OVERSAMPLING = (1.35, 2.0, 3.0)
 
 
 def _fits(example, tokenizer, max_src_len, max_tgt_len):
@@ -233,15 +63,63 @@ def _fits(example, tokenizer, max_src_len, max_tgt_len):
     )
 
 
-def prepare_data(config, splits=None):
+def _check_examples(splits, sizes):
+    """Splits of :class:`Example` whose alignment links index real words, checked by name."""
+    if not isinstance(splits, dict) or set(splits) != set(sizes):
+        keys = sorted(splits) if isinstance(splits, dict) else type(splits).__name__
+        raise ValueError(f"splits must be a dict with the keys {sorted(sizes)}, got {keys}.")
+    for name, examples in splits.items():
+        for n, example in enumerate(examples):
+            if not isinstance(example, Example):
+                raise TypeError(
+                    f"splits[{name!r}][{n}] must be an Example(src, tgt, alignment), got {example!r}."
+                )
+            n_src, n_tgt = len(example.src.split()), len(example.tgt.split())
+            for link in example.alignment:
+                i, j = link
+                if not (0 <= i < n_src and 0 <= j < n_tgt):
+                    raise ValueError(
+                        f"splits[{name!r}][{n}]: alignment link {tuple(link)} is outside the sentences "
+                        f"({n_src} source and {n_tgt} target words; links are 0-based (source, target))."
+                    )
+
+
+def _fit_splits(config, splits, sizes):
+    """Tokenizer and the pairs that fit the length caps, per split (at most the size asked)."""
+    texts = [text for e in splits["train"] for text in (e.src, e.tgt)]
+    tokenizer = train_tokenizer(texts, config.vocab_size, seed=config.corpus_seed)
+    caps = (config.max_src_len, config.max_tgt_len)
+    fitting = {
+        name: [e for e in splits[name] if _fits(e, tokenizer, *caps)][:size] for name, size in sizes.items()
+    }
+    return tokenizer, fitting
+
+
+def _generated_splits(config, sizes):
+    """Generate and fit until every split has its size, oversampling more each time."""
+    for factor in _OVERSAMPLING:
+        counts = [math.ceil(factor * size) for size in sizes.values()]
+        splits = make_splits(*counts, seed=config.corpus_seed)
+        tokenizer, fitting = _fit_splits(config, splits, sizes)
+        if all(len(fitting[name]) == size for name, size in sizes.items()):
+            return splits, tokenizer, fitting
+    short = {name: f"{len(fitting[name])} of {size}" for name, size in sizes.items()}
+    raise ValueError(
+        f"too few generated pairs fit max_src_len={config.max_src_len} and "
+        f"max_tgt_len={config.max_tgt_len} (pairs kept per split: {short}); raise the caps."
+    )
+
+
+def prepare_data(config: TranslationConfig, splits=None):
     """Corpus → tokenizer → padded arrays.
 
     The joint BPE tokenizer is trained on the training split only. Pairs that need more than
     ``max_src_len`` / ``max_tgt_len`` positions are skipped (fixed shapes keep one compiled
-    program per model); with generated data enough pairs are generated to fill every split.
+    program per model). Generated data fill every split to its size (more pairs are generated
+    until they do, or a ``ValueError`` gives the numbers); given splits keep what fits.
 
     Args:
-      config: a dict with the data keys of :data:`DEFAULTS`.
+      config: a :class:`~entmax_book.translation.config.TranslationConfig`.
       splits: optional ``{"train", "valid", "test"}`` lists of ``Example`` (e.g. from
         ``corpus.load_tsv``); default: generated with ``corpus.make_splits``.
 
@@ -250,35 +128,36 @@ def prepare_data(config, splits=None):
       output of ``data.encode_examples``) and "kept" (per split, [kept, available]).
 
     Raises:
-      ValueError for a count that is not a positive integer, splits with other keys, or a split
-      of which no pair fits the length caps.
+      TypeError/ValueError naming the split and pair for items that are not ``Example`` or
+      alignment links outside the sentences; ValueError for an empty split or one of which no
+      pair fits the length caps.
 
-    >>> small = {"n_train": 40, "n_valid": 4, "n_test": 4, "vocab_size": 150}
-    >>> data = prepare_data({**DEFAULTS, **small, "max_src_len": 32, "max_tgt_len": 40})
+    >>> small = TranslationConfig(n_train=40, n_valid=4, n_test=4, vocab_size=150, batch_size=8,
+    ...                           max_src_len=32, max_tgt_len=40)
+    >>> data = prepare_data(small)
     >>> data["arrays"]["test"]["src"].shape, data["kept"]["test"]
     ((4, 32), [4, 6])
     """
-    for name in _DATA_COUNTS:
-        _check_positive_int(config, name)
-    sizes = {"train": config["n_train"], "valid": config["n_valid"], "test": config["n_test"]}
+    sizes = {"train": config.n_train, "valid": config.n_valid, "test": config.n_test}
     if splits is None:
-        splits = make_splits(*(math.ceil(_OVERSAMPLE * sizes[k]) for k in sizes), seed=config["corpus_seed"])
-    elif set(splits) != set(sizes):
-        raise ValueError(f"splits must have the keys {sorted(sizes)}, got {sorted(splits)}.")
-    texts = [text for e in splits["train"] for text in (e.src, e.tgt)]
-    tokenizer = train_tokenizer(texts, config["vocab_size"], seed=config["corpus_seed"])
-    examples, arrays, kept = {}, {}, {}
-    for name, size in sizes.items():
-        fitting = [
-            e for e in splits[name] if _fits(e, tokenizer, config["max_src_len"], config["max_tgt_len"])
-        ]
-        examples[name] = fitting[:size]
-        kept[name] = [len(examples[name]), len(splits[name])]
-        if not examples[name]:
-            raise ValueError(f"no {name} pair fits max_src_len/max_tgt_len; raise them.")
-        arrays[name] = encode_examples(
-            examples[name], tokenizer, config["max_src_len"], config["max_tgt_len"]
-        )
+        splits, tokenizer, examples = _generated_splits(config, sizes)
+    else:
+        _check_examples(splits, sizes)
+        for name in sizes:
+            if not splits[name]:
+                raise ValueError(f"the {name} split is empty.")
+        tokenizer, examples = _fit_splits(config, splits, sizes)
+        for name in sizes:
+            if not examples[name]:
+                raise ValueError(
+                    f"no {name} pair fits max_src_len={config.max_src_len}/max_tgt_len={config.max_tgt_len} "
+                    f"(of {len(splits[name])}); raise them."
+                )
+    arrays = {
+        name: encode_examples(examples[name], tokenizer, config.max_src_len, config.max_tgt_len)
+        for name in sizes
+    }
+    kept = {name: [len(examples[name]), len(splits[name])] for name in sizes}
     return {"tokenizer": tokenizer, "examples": examples, "arrays": arrays, "kept": kept}
 
 
@@ -302,8 +181,8 @@ def _learning_curve_scores(data, config):
     refs = [e.tgt for e in examples]
 
     def evaluate(model):
-        loss = _test_loss(*nnx.split(model), *columns, model.config.pad_id)
-        hyps = translate(model, data["tokenizer"], arrays, config["max_tgt_len"])
+        loss = _test_loss(*nnx.split(model), *columns, model.pad_id)
+        hyps = translate(model, data["tokenizer"], arrays, config.max_tgt_len)
         return {"test_loss": float(loss), "test_bleu": corpus_bleu(hyps, refs)}
 
     return evaluate
@@ -474,7 +353,7 @@ def _head_maps(scores, weights, alphas, arrays, index, pad_id):
     return maps
 
 
-def analyse(model, arrays, config, example_index=0):
+def analyse(model, arrays, example_index=0):
     """Teacher-forced attention analyses of one model on one split (Correia et al., 2019, §5).
 
     Runs the model once over ``arrays`` (the output of ``data.encode_examples``, N pairs) with
@@ -500,26 +379,25 @@ def analyse(model, arrays, config, example_index=0):
     Args:
       model: a trained :class:`~entmax_book.translation.model.Transformer`.
       arrays: the evaluated split, from ``data.encode_examples``.
-      config: settings with "density_bins".
       example_index: the pair whose attention maps are kept.
 
     Returns:
       (the dict above, the attention weights {type: (layers, N, H, Lq, Lk) NumPy array}).
     """
     logits, weights = _forward(*nnx.split(model), jnp.asarray(arrays["src"]), jnp.asarray(arrays["tgt_in"]))
-    loss = float(cross_entropy(logits, jnp.asarray(arrays["tgt_out"]), model.config.pad_id))
+    loss = float(cross_entropy(logits, jnp.asarray(arrays["tgt_out"]), model.pad_id))
     weights = {k: np.asarray(v) for k, v in weights.items()}  # (layers, N, H, Lq, Lk)
-    masks = _masks(arrays, model.config.pad_id)
+    masks = _masks(arrays, model.pad_id)
     skip = unmeasurable(arrays, model.config.num_heads)
     out = {"test_loss": round(loss, 4)}
-    out.update(_density_results(weights, masks, np.linspace(0.0, 1.0, config["density_bins"] + 1)))
+    out.update(_density_results(weights, masks, np.linspace(0.0, 1.0, model.config.density_bins + 1)))
     if "js" not in skip:
         out.update(_diversity_results(weights, masks))
     out.update(_encoder_head_results(weights["encoder_self"], arrays, masks["encoder_self"][1], skip))
     if "alignment_mass" not in skip:
         out.update(_alignment_results(weights["context"], arrays["align"]))
     alphas = {k: np.asarray(v) for k, v in model.alphas().items()}
-    out["maps"] = _head_maps(out, weights, alphas, arrays, example_index, model.config.pad_id)
+    out["maps"] = _head_maps(out, weights, alphas, arrays, example_index, model.pad_id)
     out["skipped"] = skip
     return out, weights
 
@@ -556,7 +434,7 @@ def _model_entry(model, history, data, config, example_index):
     """One trained model's results: translation scores, α, training history, samples and analyses."""
     tokenizer, arrays, examples = data["tokenizer"], data["arrays"]["test"], data["examples"]["test"]
     t0 = time.perf_counter()
-    hyps = translate(model, tokenizer, arrays, config["max_tgt_len"])
+    hyps = translate(model, tokenizer, arrays, config.max_tgt_len)
     decode_seconds = time.perf_counter() - t0
     refs = [e.tgt for e in examples]
     entry = {
@@ -568,24 +446,49 @@ def _model_entry(model, history, data, config, example_index):
         "train_seconds": round(history["seconds"], 2),
         "samples": [[e.src, h, e.tgt] for e, h in zip(examples[:5], hyps[:5], strict=True)],
     }
-    entry.update(analyse(model, arrays, config, example_index)[0])
+    entry.update(analyse(model, arrays, example_index)[0])
     entry["eval_seconds"] = round(time.perf_counter() - t0, 2)
     entry["decode_seconds"] = round(decode_seconds, 2)
     return entry
 
 
-def run_experiment(splits=None, data=None, **overrides):
-    """Train and analyse softmax, 1.5-entmax and α-entmax Transformers; return a JSON-able dict.
+def _check_prepared(data, config):
+    """Prepared data must have the config's length caps and room for a batch."""
+    arrays = data["arrays"]
+    shapes = (arrays["train"]["src"].shape[1], arrays["train"]["tgt_in"].shape[1])
+    if shapes != (config.max_src_len, config.max_tgt_len):
+        raise ValueError(
+            f"data were prepared with max_src_len, max_tgt_len = {shapes}, the config has "
+            f"({config.max_src_len}, {config.max_tgt_len}): prepare them with this config."
+        )
+    n_train = len(arrays["train"]["src"])
+    if config.batch_tokens is None and config.batch_size > n_train:
+        raise ValueError(f"batch_size={config.batch_size} exceeds the {n_train} training pairs kept.")
 
-    All settings are checked (:func:`check_config`), and the analyses the test split cannot
-    support are found (:func:`unmeasurable`), before any training.
+
+def _learning_curve(data, config):
+    """The ``evaluate``/``eval_steps`` arguments of ``train`` for the config's learning curve."""
+    if config.eval_every is None:
+        return {}
+    steps = sorted({*range(config.eval_every, config.steps + 1, config.eval_every), config.steps})
+    return {"evaluate": _learning_curve_scores(data, config), "eval_steps": steps}
+
+
+def run_experiment(config: TranslationConfig | None = None, splits=None, data=None, **changes):
+    """Train and analyse one Transformer per normaliser of ``config``; return a JSON-able dict.
+
+    The models differ only in their attention normaliser: the same data, initial weights and
+    schedule. Every setting is checked, the prepared data matched against it, and the analyses
+    the test split cannot support found (:func:`unmeasurable`), before any training.
 
     Args:
+      config: a :class:`~entmax_book.translation.config.TranslationConfig` (default: the
+        chapter's, ``TranslationConfig()``).
       splits: optional ``{"train", "valid", "test"}`` example lists (e.g. from ``load_tsv``);
         default: the generated corpus.
       data: optional output of :func:`prepare_data` for the same settings (saves preparing it
         twice); ``splits`` is then ignored.
-      **overrides: any key of :data:`DEFAULTS`.
+      **changes: fields of the config to replace (``run_experiment(steps=4000)``).
 
     Returns:
       dict with "config", "data" (kept/available pairs per split, vocabulary size), "example"
@@ -600,47 +503,31 @@ def run_experiment(splits=None, data=None, **overrides):
       :func:`analyse`. Also top-level "bleu", "chrf" and "alpha" ({model: ...}).
 
     Raises:
-      ValueError for a bad setting, before any data preparation or training.
+      ValueError for a bad setting, before any data preparation or training;
+      ``train.TrainingDiverged`` if a loss stops being finite.
     """
-    config = check_config(overrides)
+    config = TranslationConfig() if config is None else config
+    if not isinstance(config, TranslationConfig):
+        raise TypeError(f"config must be a TranslationConfig, got {type(config).__name__}.")
+    config = dataclasses.replace(config, **changes)
+    progress_bars.interactive()  # a bad ENTMAX_PROGRESS fails now, not after the training
     start = time.perf_counter()
-    if data is None:
-        data = prepare_data(config, splits)
+    data = prepare_data(config, splits) if data is None else data
+    _check_prepared(data, config)
     tokenizer, arrays = data["tokenizer"], data["arrays"]
-    n_train = len(arrays["train"]["src"])
-    if config["batch_size"] > n_train:
-        raise ValueError(f"batch_size={config['batch_size']} exceeds the {n_train} training pairs kept.")
-    skipped = unmeasurable(arrays["test"], config["num_heads"])
-    if config["verbose"] and skipped:
-        print("not measured:", skipped, flush=True)
     index = pick_example(arrays["test"])
     result = {
-        "config": {k: list(v) if isinstance(v, tuple) else v for k, v in config.items()},
+        "config": {k: list(v) if isinstance(v, tuple) else v for k, v in dataclasses.asdict(config).items()},
         "data": {"kept": data["kept"], "vocab_size": tokenizer.vocab_size},
         "example": _example_entry(tokenizer, data["examples"]["test"], index),
-        "skipped": skipped,
+        "skipped": unmeasurable(arrays["test"], config.num_heads),
         "models": {},
     }
-    train_config = _train_config(config)
-    curve = {}
-    if config["eval_every"] is not None:
-        every, steps = config["eval_every"], config["steps"]
-        curve = {
-            "evaluate": _learning_curve_scores(data, config),
-            "eval_steps": sorted({*range(every, steps + 1, every), steps}),
-        }
-    for normaliser in config["normalisers"]:
-        model_config = _model_config(config, normaliser, tokenizer.vocab_size, tokenizer.pad_id)
-        model = Transformer(model_config, seed=config["seed"])
-        progress = None
-        if config["verbose"]:
-            progress = lambda step, loss, n=normaliser: print(f"{n} step {step} loss {loss:.3f}", flush=True)
-        history = train(model, arrays["train"], train_config, progress, desc=normaliser, **curve)
-        entry = _model_entry(model, history, data, config, index)
-        result["models"][normaliser] = entry
-        if config["verbose"]:
-            shown = ("bleu", "chrf", "exact_match", "train_seconds", "decode_seconds", "eval_seconds")
-            print(normaliser, {k: entry[k] for k in shown}, flush=True)
+    curve = _learning_curve(data, config)
+    for normaliser in config.normalisers:
+        model = Transformer(config, normaliser, tokenizer.vocab_size)
+        history = train(model, arrays["train"], desc=normaliser, **curve)
+        result["models"][normaliser] = _model_entry(model, history, data, config, index)
     for key in ("bleu", "chrf", "alpha"):
         result[key] = {name: m[key] for name, m in result["models"].items()}
     result["seconds"] = round(time.perf_counter() - start, 2)

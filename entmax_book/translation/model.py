@@ -11,12 +11,12 @@ Transformer (Correia, Niculae & Martins, 2019) gives their own α per layer and 
 * ``decoder_self``: target positions attend to earlier target positions (causal).
 
 Every attention is an :class:`~entmax_lib.attention.EntmaxMultiHeadAttention`; with
-``normaliser="alpha_entmax"`` each owns one learned α per head.
+``normaliser="alpha_entmax"`` each owns one learned α per head. The sizes and dropout rates come
+from a :class:`~entmax_book.translation.config.TranslationConfig`.
 """
 
 from __future__ import annotations
 
-import dataclasses
 import functools
 import numbers
 
@@ -25,11 +25,12 @@ import jax.numpy as jnp
 import numpy as np
 from flax import nnx
 
-from entmax_lib.attention import NORMALISERS, EntmaxMultiHeadAttention, attention_weights
+from entmax_book.translation.config import TranslationConfig
+from entmax_book.translation.tokenizer import PAD_ID
+from entmax_lib.attention import NORMALISERS, EntmaxMultiHeadAttention
 
 __all__ = [
     "ATTENTION_TYPES",
-    "ModelConfig",
     "Transformer",
     "greedy_decode",
     "sinusoidal_positions",
@@ -43,65 +44,6 @@ def _module_list(items):
     it), a plain list on flax 0.11 (Colab's), which has no ``nnx.List``."""
     container = getattr(nnx, "List", None)
     return container(items) if container is not None else list(items)
-
-
-@dataclasses.dataclass(frozen=True)
-class ModelConfig:
-    """Sizes of the :class:`Transformer`.
-
-    Attributes:
-      vocab_size: joint source/target vocabulary size V.
-      normaliser: attention normaliser of every head, one of ``entmax_lib.attention.NORMALISERS``.
-      d_model: model width.
-      num_heads: heads per attention (``d_model`` must be divisible by it).
-      num_layers: encoder layers = decoder layers.
-      d_ff: hidden width of the feed-forward blocks.
-      max_len: longest sequence the positional table covers.
-      pad_id: the padding token (masked as a key everywhere).
-      n_iter: the most threshold-search iterations of learned-α entmax (None: the
-        library default, 25 in float32, the paper's bisection budget).
-      dropout: residual dropout rate, on the embeddings and on every sub-layer's output before
-        it is added to the residual stream (Vaswani et al., 2017, §5.4).
-      attention_dropout: dropout rate on the attention weights.
-      ffn_dropout: dropout rate on the feed-forward blocks' hidden activations.
-
-    Dropout acts only in a training forward pass, one given a ``dropout_key``; without one (the
-    default, and in decoding and analysis) the model is deterministic. All rates default to 0.
-
-    >>> ModelConfig(vocab_size=100, normaliser="alpha_entmax").d_model // ModelConfig(100).num_heads
-    16
-    """
-
-    vocab_size: int
-    normaliser: str = "softmax"
-    d_model: int = 64
-    num_heads: int = 4
-    num_layers: int = 3
-    d_ff: int = 128
-    max_len: int = 64
-    pad_id: int = 0
-    n_iter: int | None = None
-    dropout: float = 0.0
-    attention_dropout: float = 0.0
-    ffn_dropout: float = 0.0
-
-    def __post_init__(self):
-        if self.normaliser not in NORMALISERS:
-            raise ValueError(f"normaliser must be one of {NORMALISERS}, got {self.normaliser!r}.")
-        for name in ("vocab_size", "d_model", "num_heads", "num_layers", "d_ff", "max_len"):
-            value = getattr(self, name)
-            if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < 1:
-                raise ValueError(f"{name} must be a positive integer, got {value!r}.")
-        if self.d_model % self.num_heads:
-            raise ValueError(f"d_model={self.d_model} is not divisible by num_heads={self.num_heads}.")
-        if self.n_iter is not None and (
-            isinstance(self.n_iter, bool) or not isinstance(self.n_iter, numbers.Integral) or self.n_iter < 1
-        ):
-            raise ValueError(f"n_iter must be None or a positive integer, got {self.n_iter!r}.")
-        for name in ("dropout", "attention_dropout", "ffn_dropout"):
-            value = getattr(self, name)
-            if isinstance(value, bool) or not isinstance(value, numbers.Real) or not 0.0 <= value < 1.0:
-                raise ValueError(f"{name} must be a rate in [0, 1), got {value!r}.")
 
 
 def sinusoidal_positions(length, d_model):
@@ -134,31 +76,21 @@ class _Noise:
     """Dropout masks for one forward pass: a fresh key per call of :meth:`drop`; no key, no dropout."""
 
     def __init__(self, key=None):
-        self.key, self.calls = key, 0
+        self.key_, self.calls = key, 0
+
+    def key(self):
+        """A fresh key for one dropout site (the attention layer's own dropout), or None."""
+        if self.key_ is None:
+            return None
+        self.calls += 1
+        return jax.random.fold_in(self.key_, self.calls)
 
     def drop(self, x, rate):
         """Inverted dropout: zero each entry with probability ``rate``, scale the rest by 1/(1 − rate)."""
-        if self.key is None or rate == 0.0:
+        if self.key_ is None or rate == 0.0:
             return x
-        self.calls += 1
-        keep = jax.random.bernoulli(jax.random.fold_in(self.key, self.calls), 1.0 - rate, x.shape)
+        keep = jax.random.bernoulli(self.key(), 1.0 - rate, x.shape)
         return jnp.where(keep, x / (1.0 - rate), 0.0).astype(x.dtype)
-
-
-def _attend(attention, inputs_q, inputs_kv, mask, noise, rate):
-    """``attention(inputs_q, inputs_kv, mask, return_weights=True)`` with dropout on the weights.
-
-    The weights returned are those before dropout (what the analyses measure).
-    """
-    if noise.key is None or rate == 0.0:
-        return attention(inputs_q, inputs_kv, mask=mask, return_weights=True)
-    key, value = attention.project_kv(inputs_kv)
-    alpha = attention.alpha() if attention.normaliser == "alpha_entmax" else None
-    weights = attention_weights(
-        attention.query(inputs_q), key, attention.normaliser, alpha, mask, n_iter=attention.n_iter
-    )
-    mixed = jnp.einsum("...hqk,...khd->...qhd", noise.drop(weights, rate), value)
-    return attention.out(mixed), weights
 
 
 class _FeedForward(nnx.Module):
@@ -171,54 +103,57 @@ class _FeedForward(nnx.Module):
         return self.output(hidden if noise is None else noise.drop(hidden, rate))
 
 
+def _attention(config, normaliser, rngs, alpha_rngs):
+    return EntmaxMultiHeadAttention(
+        config.num_heads,
+        config.d_model,
+        normaliser,
+        rngs=rngs,
+        alpha_rngs=alpha_rngs,
+        n_iter=config.n_iter,
+        dropout_rate=config.attention_dropout,
+    )
+
+
 class _EncoderLayer(nnx.Module):
-    def __init__(self, config, rngs, alpha_rngs):
+    def __init__(self, config, normaliser, rngs, alpha_rngs):
         d = config.d_model
         self.norm_attention = nnx.LayerNorm(d, rngs=rngs)
-        self.self_attention = EntmaxMultiHeadAttention(
-            config.num_heads,
-            d,
-            config.normaliser,
-            rngs=rngs,
-            alpha_rngs=alpha_rngs,
-            n_iter=config.n_iter,
-        )
+        self.self_attention = _attention(config, normaliser, rngs, alpha_rngs)
         self.norm_ff = nnx.LayerNorm(d, rngs=rngs)
         self.feed_forward = _FeedForward(d, config.d_ff, rngs)
-        self.rates = (config.dropout, config.attention_dropout, config.ffn_dropout)
+        self.rates = (config.dropout, config.ffn_dropout)
 
     def __call__(self, x, mask, noise=None):
         noise = _Noise() if noise is None else noise
-        residual, attention, ffn = self.rates
+        residual, ffn = self.rates
         h = self.norm_attention(x)
-        h, weights = _attend(self.self_attention, h, h, mask, noise, attention)
+        h, weights = self.self_attention(h, h, mask=mask, return_weights=True, dropout_key=noise.key())
         x = x + noise.drop(h, residual)
         return x + noise.drop(self.feed_forward(self.norm_ff(x), noise, ffn), residual), weights
 
 
 class _DecoderLayer(nnx.Module):
-    def __init__(self, config, rngs, alpha_rngs):
-        d, heads, normaliser = config.d_model, config.num_heads, config.normaliser
+    def __init__(self, config, normaliser, rngs, alpha_rngs):
+        d = config.d_model
         self.norm_self = nnx.LayerNorm(d, rngs=rngs)
-        self.self_attention = EntmaxMultiHeadAttention(
-            heads, d, normaliser, rngs=rngs, alpha_rngs=alpha_rngs, n_iter=config.n_iter
-        )
+        self.self_attention = _attention(config, normaliser, rngs, alpha_rngs)
         self.norm_context = nnx.LayerNorm(d, rngs=rngs)
-        self.context_attention = EntmaxMultiHeadAttention(
-            heads, d, normaliser, rngs=rngs, alpha_rngs=alpha_rngs, n_iter=config.n_iter
-        )
+        self.context_attention = _attention(config, normaliser, rngs, alpha_rngs)
         self.norm_ff = nnx.LayerNorm(d, rngs=rngs)
         self.feed_forward = _FeedForward(d, config.d_ff, rngs)
-        self.rates = (config.dropout, config.attention_dropout, config.ffn_dropout)
+        self.rates = (config.dropout, config.ffn_dropout)
 
     def __call__(self, y, memory, self_mask, context_mask, noise=None):
         noise = _Noise() if noise is None else noise
-        residual, attention, ffn = self.rates
+        residual, ffn = self.rates
         h = self.norm_self(y)
-        h, self_weights = _attend(self.self_attention, h, h, self_mask, noise, attention)
+        h, self_weights = self.self_attention(
+            h, h, mask=self_mask, return_weights=True, dropout_key=noise.key()
+        )
         y = y + noise.drop(h, residual)
-        h, context_weights = _attend(
-            self.context_attention, self.norm_context(y), memory, context_mask, noise, attention
+        h, context_weights = self.context_attention(
+            self.norm_context(y), memory, mask=context_mask, return_weights=True, dropout_key=noise.key()
         )
         y = y + noise.drop(h, residual)
         ff = self.feed_forward(self.norm_ff(y), noise, ffn)
@@ -241,10 +176,18 @@ class Transformer(nnx.Module):
     """Pre-LN encoder–decoder Transformer with pluggable attention normalisers.
 
     Args:
-      config: a :class:`ModelConfig`.
-      seed: initialisation seed. The α logits (learned-α models only) are drawn from a
-        separate stream, so that models with different normalisers built from the same seed
-        start from identical projection, embedding and feed-forward weights.
+      config: a :class:`~entmax_book.translation.config.TranslationConfig` (sizes, dropout
+        rates, ``n_iter``, ``max_len``).
+      normaliser: the attention normaliser of every head, a name of
+        :data:`entmax_lib.attention.NORMALISERS`.
+      vocab_size: V, the joint source/target vocabulary of the data's tokenizer (padding id
+        :data:`~entmax_book.translation.tokenizer.PAD_ID`).
+      seed: initialisation seed (default ``config.seed``). The α logits (learned-α models
+        only) are drawn from a separate stream, so that models with different normalisers built
+        from the same seed start from identical projection, embedding and feed-forward weights.
+
+    Dropout acts only in a training forward pass, one given a ``dropout_key``; without one (the
+    default, and in decoding and analysis) the model is deterministic.
 
     Shapes: ``src`` (B, S) and ``tgt_in`` (B, T) int token ids padded with ``pad_id``; logits
     (B, T, V). Attention weights come as a dict with keys :data:`ATTENTION_TYPES`, each an
@@ -252,16 +195,24 @@ class Transformer(nnx.Module):
     and (T, T) for ``decoder_self``.
     """
 
-    def __init__(self, config, seed=0):
-        self.config = config
+    def __init__(self, config: TranslationConfig, normaliser: str, vocab_size: int, seed=None):
+        if not isinstance(config, TranslationConfig):
+            raise TypeError(f"config must be a TranslationConfig, got {type(config).__name__}.")
+        if normaliser not in NORMALISERS:
+            raise ValueError(f"normaliser must be one of {list(NORMALISERS)}, got {normaliser!r}.")
+        if isinstance(vocab_size, bool) or not isinstance(vocab_size, numbers.Integral) or vocab_size < 1:
+            raise ValueError(f"vocab_size must be a positive integer, got {vocab_size!r}.")
+        self.config, self.normaliser, self.vocab_size, self.pad_id = config, normaliser, vocab_size, PAD_ID
+        seed = config.seed if seed is None else seed
         rngs, alpha_rngs = nnx.Rngs(params=seed), nnx.Rngs(params=seed + 10_000)
-        self.embed = nnx.Embed(config.vocab_size, config.d_model, rngs=rngs)
+        self.embed = nnx.Embed(vocab_size, config.d_model, rngs=rngs)
+        layers = range(config.num_layers)
         self.encoder_layers = _module_list(
-            [_EncoderLayer(config, rngs, alpha_rngs) for _ in range(config.num_layers)]
+            [_EncoderLayer(config, normaliser, rngs, alpha_rngs) for _ in layers]
         )
         self.encoder_norm = nnx.LayerNorm(config.d_model, rngs=rngs)
         self.decoder_layers = _module_list(
-            [_DecoderLayer(config, rngs, alpha_rngs) for _ in range(config.num_layers)]
+            [_DecoderLayer(config, normaliser, rngs, alpha_rngs) for _ in layers]
         )
         self.decoder_norm = nnx.LayerNorm(config.d_model, rngs=rngs)
 
@@ -276,7 +227,7 @@ class Transformer(nnx.Module):
 
     def _key_mask(self, tokens):
         """(B, 1, 1, L): True where the key is a real token."""
-        return (tokens != self.config.pad_id)[:, None, None, :]
+        return (tokens != self.pad_id)[:, None, None, :]
 
     def encode(self, src, dropout_key=None):
         """Encoder output (B, S, d_model) and encoder self-attention weights (layers, B, H, S, S).
@@ -390,7 +341,7 @@ def greedy_decode(model, src, max_len, bos_id, eos_id):
 
     Args:
       model: a :class:`Transformer`.
-      src: (B, S) int source ids (padded with ``model.config.pad_id``).
+      src: (B, S) int source ids (padded with ``model.pad_id``).
       max_len: number of target tokens to generate (the output's length), at most the model's
         ``config.max_len`` (the positions it has embeddings for).
       bos_id, eos_id: begin/end-of-sentence ids. After EOS a row is filled with padding.
@@ -409,5 +360,5 @@ def greedy_decode(model, src, max_len, bos_id, eos_id):
         )
     graphdef, state = nnx.split(model)
     src = jnp.asarray(src, jnp.int32)
-    out = _greedy_jit(graphdef, state, src, int(max_len), int(bos_id), int(eos_id), model.config.pad_id)
+    out = _greedy_jit(graphdef, state, src, int(max_len), int(bos_id), int(eos_id), model.pad_id)
     return np.asarray(out)

@@ -19,12 +19,15 @@ from pathlib import Path
 import numpy as np
 import sentencepiece as spm
 
-__all__ = ["DEFAULT_VOCAB_SIZE", "SubwordTokenizer", "train_tokenizer"]
+__all__ = ["DEFAULT_VOCAB_SIZE", "PAD_ID", "SubwordTokenizer", "train_tokenizer"]
 
 #: A vocabulary size that suits the generated corpus of :mod:`entmax_book.translation.corpus`:
 #: the ~1000 word types of a 10k-pair corpus then give source/target sentences of ~11/13 pieces
 #: on average, and rare words and compounds are split into several pieces.
 DEFAULT_VOCAB_SIZE = 800
+
+#: The padding id of every tokenizer :func:`train_tokenizer` makes (masked as a key everywhere).
+PAD_ID = 0
 
 _WORD_BOUNDARY = "\u2581"  # "▁", sentencepiece's marker for "a word starts here"
 
@@ -145,7 +148,7 @@ def train_tokenizer(texts: list[str], vocab_size: int, seed: int = 0) -> Subword
         hard_vocab_limit=False,
         character_coverage=1.0,
         normalization_rule_name="identity",
-        pad_id=0,
+        pad_id=PAD_ID,
         unk_id=1,
         bos_id=2,
         eos_id=3,

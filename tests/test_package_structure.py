@@ -1,0 +1,314 @@
+"""The two packages' structure, read from their source: imports and function lengths.
+
+- No import cycle between the modules of ``entmax_lib`` and ``entmax_book`` (a package's
+  ``__init__`` importing its own submodules is not one).
+- ``entmax_lib`` imports nothing from ``entmax_book``, not even inside a function.
+- ``entmax_book`` uses only public names of ``entmax_lib``.
+- No module imports, or reaches through an imported module for, a private name of a sibling.
+- Every module can be imported first.
+- No function or method is longer than :data:`MAX_FUNCTION_LINES` lines of code.
+"""
+
+import ast
+import functools
+import io
+import pathlib
+import subprocess
+import sys
+import tokenize
+from typing import NamedTuple
+
+import pytest
+
+ROOT = pathlib.Path(__file__).resolve().parents[1]
+LIBRARY, BOOK = "entmax_lib", "entmax_book"
+PACKAGES = (LIBRARY, BOOK)
+MAX_FUNCTION_LINES = 60  # lines of code, docstrings, comments and blank lines not counted
+
+
+def module_name(path):
+    parts = path.relative_to(ROOT).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+MODULES = {module_name(p): p for package in PACKAGES for p in sorted((ROOT / package).rglob("*.py"))}
+
+
+def is_package_module(name):
+    return name.split(".")[0] in PACKAGES
+
+
+def is_private(part):
+    return part.startswith("_") and not (part.startswith("__") and part.endswith("__"))
+
+
+def ancestors(name):
+    """entmax_book.translation.model -> [entmax_book, entmax_book.translation]."""
+    parts = name.split(".")
+    return [".".join(parts[:i]) for i in range(1, len(parts))]
+
+
+@functools.cache
+def tree_of(name):
+    return ast.parse(MODULES[name].read_text(), filename=str(MODULES[name]))
+
+
+class Import(NamedTuple):
+    module: str  # the module this import runs (a submodule where ``from m import submodule``)
+    names: tuple  # the names it takes from that module that are not submodules
+    top_level: bool  # a statement of the module body (else inside a function, a try, …)
+    line: int
+
+
+def resolve_relative(name, node):
+    """The absolute module of an ``ImportFrom`` in module ``name``."""
+    base = node.module or ""
+    if not node.level:
+        return base
+    package = name if MODULES[name].name == "__init__.py" else name.rpartition(".")[0]
+    parts = package.split(".")
+    return ".".join(parts[: len(parts) - node.level + 1] + [base]).strip(".")
+
+
+@functools.cache
+def imports_of(name):
+    """Every import of a package module by module ``name``, including imports inside functions
+    (a deferred import still makes a cycle)."""
+    tree = tree_of(name)
+    found = []
+    for node in ast.walk(tree):
+        top_level = node in tree.body
+        if isinstance(node, ast.Import):
+            found += [
+                Import(alias.name, (), top_level, node.lineno)
+                for alias in node.names
+                if is_package_module(alias.name)
+            ]
+        elif isinstance(node, ast.ImportFrom):
+            base = resolve_relative(name, node)
+            if not is_package_module(base):
+                continue
+            names = [alias.name for alias in node.names]
+            found += [Import(f"{base}.{n}", (), top_level, node.lineno) for n in names if f"{base}.{n}" in MODULES]
+            plain = tuple(n for n in names if f"{base}.{n}" not in MODULES)
+            if plain:
+                found.append(Import(base, plain, top_level, node.lineno))
+    return found
+
+
+@functools.cache
+def bound_names(name):
+    """{local name: dotted path it stands for} for the package names module ``name`` imports."""
+    bound = {}
+    for node in ast.walk(tree_of(name)):
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                if is_package_module(alias.name):
+                    local = alias.asname or alias.name.split(".")[0]
+                    bound[local] = alias.name if alias.asname else local
+        elif isinstance(node, ast.ImportFrom):
+            base = resolve_relative(name, node)
+            if is_package_module(base):
+                for alias in node.names:
+                    bound[alias.asname or alias.name] = f"{base}.{alias.name}"
+    return bound
+
+
+def attribute_chain(node):
+    """``a.b.c`` -> ("a", ["b", "c"]); None where the chain does not start at a name."""
+    parts = []
+    while isinstance(node, ast.Attribute):
+        parts.append(node.attr)
+        node = node.value
+    return (node.id, parts[::-1]) if isinstance(node, ast.Name) else None
+
+
+def owner_module(path):
+    """The longest prefix of dotted ``path`` that is a package module."""
+    parts = path.split(".")
+    for i in range(len(parts), 0, -1):
+        if ".".join(parts[:i]) in MODULES:
+            return ".".join(parts[:i])
+    return parts[0]
+
+
+@functools.cache
+def private_uses(name):
+    """(dotted path of a private name, the module that owns it, where) for each private name of a
+    package module that module ``name`` imports or reaches by attribute through an imported name."""
+    uses = set()
+    for imp in imports_of(name):
+        parts = imp.module.split(".")
+        uses |= {(".".join(parts[: i + 1]), ".".join(parts[:i]), imp.line) for i, p in enumerate(parts) if is_private(p)}
+        uses |= {(f"{imp.module}.{n}", imp.module, imp.line) for n in imp.names if is_private(n)}
+    bound = bound_names(name)
+    for node in ast.walk(tree_of(name)):
+        chain = attribute_chain(node) if isinstance(node, ast.Attribute) else None
+        if chain is None or chain[0] not in bound:
+            continue
+        path = bound[chain[0]]
+        for part in chain[1]:
+            if is_private(part):
+                uses.add((f"{path}.{part}", owner_module(path), node.lineno))
+            path = f"{path}.{part}"
+    return sorted(uses, key=lambda use: (use[2], use[0]))
+
+
+def test_module_list_covers_both_packages():
+    assert {LIBRARY, f"{LIBRARY}.entmax", BOOK, f"{BOOK}.toy", f"{BOOK}.translation"} <= set(MODULES)
+
+
+def test_no_import_cycle_between_package_modules():
+    graph = {}
+    for name in MODULES:
+        targets = set()
+        for imp in imports_of(name):
+            # Importing a.b.c runs a/__init__ and a/b/__init__ first: edges to those too.
+            targets |= {m for m in [imp.module, *ancestors(imp.module)] if m in MODULES}
+        # A package's __init__ importing its own submodules is not a cycle of the modules themselves:
+        # a module's own packages are already being imported when it is.
+        graph[name] = targets - {name} - set(ancestors(name))
+    visiting, done = set(), set()
+
+    def visit(node, path):
+        if node in visiting:
+            pytest.fail("import cycle: " + " -> ".join(path[path.index(node) :] + [node]))
+        if node in done:
+            return
+        visiting.add(node)
+        for nxt in sorted(graph[node]):
+            visit(nxt, path + [node])
+        visiting.discard(node)
+        done.add(node)
+
+    for name in sorted(graph):
+        visit(name, [])
+
+
+def test_the_library_never_imports_the_book():
+    offenders = []
+    for name in MODULES:
+        if not name.startswith(LIBRARY):
+            continue
+        offenders += [
+            f"{name}:{imp.line}: imports {imp.module}"
+            for imp in imports_of(name)
+            if imp.module.split(".")[0] == BOOK
+        ]
+        for node in ast.walk(tree_of(name)):  # importlib.import_module("entmax_book…"), __import__(…)
+            if isinstance(node, ast.Call) and node.args and isinstance(node.args[0], ast.Constant):
+                func = node.func.attr if isinstance(node.func, ast.Attribute) else getattr(node.func, "id", "")
+                target = node.args[0].value
+                if func in ("import_module", "__import__") and str(target).split(".")[0] == BOOK:
+                    offenders.append(f"{name}:{node.lineno}: {func}({target!r})")
+    assert not offenders, "\n".join(offenders)
+
+
+def test_the_book_uses_only_public_names_of_the_library():
+    offenders = [
+        f"{name}:{line}: {path}"
+        for name in MODULES
+        if name.startswith(BOOK)
+        for path, owner, line in private_uses(name)
+        if owner.split(".")[0] == LIBRARY
+    ]
+    assert not offenders, "\n".join(offenders)
+
+
+def test_no_module_imports_a_private_name_of_a_sibling():
+    offenders = [
+        f"{name}:{line}: {path}"
+        for name in MODULES
+        for path, owner, line in private_uses(name)
+        if owner != name
+    ]
+    assert not offenders, "\n".join(offenders)
+
+
+@pytest.mark.parametrize(
+    "first",
+    [
+        "entmax_lib.pallas_kernel",
+        "entmax_lib.threshold",
+        "entmax_lib",
+        "entmax_book.toy",
+        "entmax_book.translation",
+    ],
+)
+def test_any_module_can_be_imported_first(first):
+    code = f"import {first}; import entmax_lib; print(entmax_lib.entmax_bisect.__name__)"
+    result = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=120, cwd=ROOT
+    )
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == "entmax_bisect"
+
+
+def code_lines(source):
+    """Numbers of the lines that hold code: not blank, not only a comment (a string spanning
+    several lines counts on each of them)."""
+    lines = set()
+    skip = {tokenize.COMMENT, tokenize.NL, tokenize.NEWLINE, tokenize.INDENT, tokenize.DEDENT}
+    skip.add(tokenize.ENDMARKER)
+    for token in tokenize.generate_tokens(io.StringIO(source).readline):
+        if token.type not in skip:
+            lines.update(range(token.start[0], token.end[0] + 1))
+    return lines
+
+
+def docstring_lines(node):
+    """The lines of the docstrings of ``node`` and of the functions and classes inside it."""
+    lines = set()
+    for inner in ast.walk(node):
+        if isinstance(inner, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and inner.body:
+            first = inner.body[0]
+            if (
+                isinstance(first, ast.Expr)
+                and isinstance(first.value, ast.Constant)
+                and isinstance(first.value.value, str)
+            ):
+                lines.update(range(first.lineno, first.end_lineno + 1))
+    return lines
+
+
+def function_lengths(name):
+    """(qualified name, first line, lines of code) for every function and method of a module;
+    a function's count includes the functions nested in it."""
+    source = MODULES[name].read_text()
+    code = code_lines(source)
+    found = []
+
+    def visit(node, prefix):
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                span = set(range(child.lineno, child.end_lineno + 1))
+                length = len((span & code) - docstring_lines(child))
+                found.append((prefix + child.name, child.lineno, length))
+                visit(child, f"{prefix}{child.name}.<locals>.")
+            elif isinstance(child, ast.ClassDef):
+                visit(child, f"{prefix}{child.name}.")
+            else:
+                visit(child, prefix)
+
+    visit(tree_of(name), "")
+    return found
+
+
+def test_function_length_counts_code_only():
+    source = 'def f(x):\n    """Doc.\n\n    More.\n    """\n    # a comment\n\n    y = (x +\n         1)\n    return y\n'
+    tree = ast.parse(source)
+    lines = (set(range(1, 11)) & code_lines(source)) - docstring_lines(tree.body[0])
+    assert sorted(lines) == [1, 8, 9, 10]
+
+
+def test_no_function_is_longer_than_the_limit():
+    offenders = [
+        f"{MODULES[name].relative_to(ROOT)}:{line} {qualname}: {length} lines"
+        for name in MODULES
+        for qualname, line, length in function_lengths(name)
+        if length > MAX_FUNCTION_LINES
+    ]
+    assert not offenders, (
+        f"functions longer than {MAX_FUNCTION_LINES} lines of code (docstrings, comments and blank "
+        "lines not counted):\n" + "\n".join(offenders)
+    )
