@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# A prepared GPU check (fused kernel vs XLA on hardware, both benchmarks, the unit tests):
+# A prepared GPU check (fused kernel vs XLA on hardware, both benchmarks, the library's tests):
 #   device run:  bash benchmarks/gpu_check.sh        (from the repository root; writes to $OUT)
 # It uses the machine's own python3 (jax with CUDA, flax, optax, sacrebleu, sentencepiece,
 # pytest, hypothesis are installed there; nbval is not, so notebooks are not run here).
@@ -12,23 +12,13 @@ nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv | tee "$OUT
 python3 -c "import jax; print('jax', jax.__version__, jax.devices())" | tee -a "$OUT/gpu.txt"
 
 echo "== 1. the fused Pallas kernel against the XLA path, compiled on the GPU =="
-python3 - <<'PY' 2>&1 | tee "$OUT/kernel_check.txt"
-import jax, jax.numpy as jnp, numpy as np
-from entmax_lib import entmax as E, pallas_kernel as K
-rng = np.random.default_rng(0)
-for rows, d in ((4096, 64), (4096, 1024), (256, 4096)):
-    z = jnp.asarray(rng.standard_normal((rows, d)), jnp.float32)
-    alpha = jnp.asarray(1 + rng.uniform(0.01, 1, (rows, 1)), jnp.float32)
-    for name, beta in (("alpha=1.5", 0.5), ("alpha=2", 1.0), ("learned", alpha - 1)):
-        got = jax.jit(lambda z, b: K.entmax_rows(z, b, 25))(z, beta) if not isinstance(beta, float) \
-            else jax.jit(lambda z: K.entmax_rows(z, beta, 25))(z)
-        want = E._bisect_forward(z, beta, 25)
-        print(f"{rows}x{d} {name:9s} max |kernel - XLA| = {float(jnp.max(jnp.abs(got - want))):.1e}")
-PY
+python3 benchmarks/kernel_check.py 2>&1 | tee "$OUT/kernel_check.txt"
 
 echo "== 2. benchmark, XLA path and with the kernel (65536 x 1024) =="
 python3 benchmarks/bench_entmax.py --out "$OUT/gpu.json" --note "H200, XLA path" 2>&1 | tail -12
 python3 benchmarks/bench_entmax.py --pallas --out "$OUT/gpu_pallas.json" --note "H200, Pallas kernel" 2>&1 | tail -12
 
-echo "== 3. unit tests on the GPU (conftest's CPU compile flags switched off) =="
-XLA_FLAGS="" timeout 300 python3 -m pytest -q -x -o addopts="" -p no:cacheprovider tests 2>&1 | tail -15
+echo "== 3. the library's unit tests and doctests on the GPU (conftest's CPU compile flags switched off) =="
+# addopts="": no nbval here; the doctests are asked for by name (the repository's addopts do that).
+XLA_FLAGS="" timeout 300 python3 -m pytest -q -x -o addopts="" -p no:cacheprovider --doctest-modules \
+    -m "not slow" tests/entmax_lib entmax_lib 2>&1 | tail -15

@@ -38,8 +38,13 @@ def is_package_module(name):
     return name.split(".")[0] in PACKAGES
 
 
+# A named tuple's public API is spelt with one underscore, so as not to clash with its fields.
+NAMEDTUPLE_API = {"_asdict", "_field_defaults", "_fields", "_make", "_replace"}
+
+
 def is_private(part):
-    return part.startswith("_") and not (part.startswith("__") and part.endswith("__"))
+    dunder = part.startswith("__") and part.endswith("__")
+    return part.startswith("_") and not dunder and part not in NAMEDTUPLE_API
 
 
 def ancestors(name):
@@ -89,7 +94,9 @@ def imports_of(name):
             if not is_package_module(base):
                 continue
             names = [alias.name for alias in node.names]
-            found += [Import(f"{base}.{n}", (), top_level, node.lineno) for n in names if f"{base}.{n}" in MODULES]
+            found += [
+                Import(f"{base}.{n}", (), top_level, node.lineno) for n in names if f"{base}.{n}" in MODULES
+            ]
             plain = tuple(n for n in names if f"{base}.{n}" not in MODULES)
             if plain:
                 found.append(Import(base, plain, top_level, node.lineno))
@@ -139,7 +146,11 @@ def private_uses(name):
     uses = set()
     for imp in imports_of(name):
         parts = imp.module.split(".")
-        uses |= {(".".join(parts[: i + 1]), ".".join(parts[:i]), imp.line) for i, p in enumerate(parts) if is_private(p)}
+        uses |= {
+            (".".join(parts[: i + 1]), ".".join(parts[:i]), imp.line)
+            for i, p in enumerate(parts)
+            if is_private(p)
+        }
         uses |= {(f"{imp.module}.{n}", imp.module, imp.line) for n in imp.names if is_private(n)}
     bound = bound_names(name)
     for node in ast.walk(tree_of(name)):
@@ -197,7 +208,9 @@ def test_the_library_never_imports_the_book():
         ]
         for node in ast.walk(tree_of(name)):  # importlib.import_module("entmax_book…"), __import__(…)
             if isinstance(node, ast.Call) and node.args and isinstance(node.args[0], ast.Constant):
-                func = node.func.attr if isinstance(node.func, ast.Attribute) else getattr(node.func, "id", "")
+                func = (
+                    node.func.attr if isinstance(node.func, ast.Attribute) else getattr(node.func, "id", "")
+                )
                 target = node.args[0].value
                 if func in ("import_module", "__import__") and str(target).split(".")[0] == BOOK:
                     offenders.append(f"{name}:{node.lineno}: {func}({target!r})")
@@ -295,7 +308,10 @@ def function_lengths(name):
 
 
 def test_function_length_counts_code_only():
-    source = 'def f(x):\n    """Doc.\n\n    More.\n    """\n    # a comment\n\n    y = (x +\n         1)\n    return y\n'
+    source = (
+        'def f(x):\n    """Doc.\n\n    More.\n    """\n'
+        "    # a comment\n\n    y = (x +\n         1)\n    return y\n"
+    )
     tree = ast.parse(source)
     lines = (set(range(1, 11)) & code_lines(source)) - docstring_lines(tree.body[0])
     assert sorted(lines) == [1, 8, 9, 10]

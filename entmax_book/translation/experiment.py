@@ -53,7 +53,7 @@ __all__ = [
 
 #: Oversampling of generated pairs so that enough of them fit the length caps; tried in turn
 #: until every split is filled.
-_OVERSAMPLING = (1.35, 2.0, 3.0)
+_OVERSAMPLING = (1.35, 2.0, 4.0, 8.0, 16.0)
 
 
 def _fits(example, tokenizer, max_src_len, max_tgt_len):

@@ -2,9 +2,9 @@
 
 import pytest
 
+from entmax_book.display import MAP_STYLES, map_style, show_source
 from entmax_lib import threshold
 from entmax_lib.attention import EntmaxMultiHeadAttention
-from entmax_book.display import MAP_STYLES, map_style, show_source
 
 
 def test_every_map_has_its_own_colour_and_marker():

@@ -137,7 +137,9 @@ def test_initial_weights_follow_the_demo():
     big = toy.init_params(0, dataclasses.replace(CONFIG, query_scale=3.0))
     np.testing.assert_array_equal(params["readout_bias"], 0.0)
     np.testing.assert_allclose(big["query"], 3.0 * params["query"], rtol=1e-6)
-    np.testing.assert_allclose(float(toy.learned_alpha(params["alpha_logit"])), toy.DEMO_ALPHA_INIT, rtol=1e-6)
+    np.testing.assert_allclose(
+        float(toy.learned_alpha(params["alpha_logit"])), toy.DEMO_ALPHA_INIT, rtol=1e-6
+    )
     # Every weight N(0, 1/d): the empirical variance over many seeds' keys.
     keys = np.concatenate([np.ravel(toy.init_params(s, CONFIG)["keys"]) for s in range(40)])
     np.testing.assert_allclose(keys.var(), 1 / CONFIG.dim, rtol=5 * np.sqrt(2 / keys.size))
@@ -360,7 +362,9 @@ def test_run_experiment_returns_the_documented_json(tiny_run):
     assert np.array(learned["alpha_history_per_seed"]).shape == (n_len, len(SEEDS), STEPS // EVERY)
     final = np.array(learned["final_alpha_per_seed"])
     assert np.all((final > toy.LEARNED_ALPHA_MIN) & (final < toy.LEARNED_ALPHA_MIN + toy.LEARNED_ALPHA_SPAN))
-    assert learned["alpha_history"][0][0] == pytest.approx(toy.DEMO_ALPHA_INIT, abs=0.05)  # starts at alpha_init
+    assert learned["alpha_history"][0][0] == pytest.approx(
+        toy.DEMO_ALPHA_INIT, abs=0.05
+    )  # starts at alpha_init
     positions = np.array(r["examples"]["positions"])
     assert positions.shape == (3, CONFIG.n_informative) and positions.max() < max(LENGTHS)
     assert len(r["baselines"]["oracle_accuracy"]) == n_len

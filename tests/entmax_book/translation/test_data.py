@@ -4,8 +4,8 @@ import numpy as np
 import pytest
 
 from entmax_book.translation.corpus import Example, generate_corpus
-from entmax_book.translation.lexicon import INTERROGATIVES
 from entmax_book.translation.data import batches, encode_examples, required_lengths
+from entmax_book.translation.lexicon import INTERROGATIVES
 from entmax_book.translation.tokenizer import train_tokenizer
 
 

@@ -9,18 +9,19 @@ import numpy as np
 import pytest
 from flax import nnx
 
-from entmax_lib.attention import ALPHA_MAX, ALPHA_MIN
 from entmax_book.translation import corpus, experiment, run_experiment
+from entmax_book.translation.config import TranslationConfig
 from entmax_book.translation.corpus import Example
 from entmax_book.translation.experiment import prepare_data, unmeasurable
-from entmax_book.translation.model import ATTENTION_TYPES, ModelConfig, Transformer, greedy_decode
+from entmax_book.translation.model import ATTENTION_TYPES, Transformer, greedy_decode
 from entmax_book.translation.train import (
-    TrainConfig,
+    TrainingDiverged,
     cross_entropy,
     learning_rate_schedule,
     make_optimizer,
     train,
 )
+from entmax_lib.attention import ALPHA_MAX, ALPHA_MIN
 
 TINY = {
     "n_train": 160,
@@ -39,6 +40,15 @@ TINY = {
     "eval_every": 20,
 }
 NAMES = ("softmax", "entmax15", "alpha_entmax")
+
+
+#: The small model of the unit tests, with room for 64 positions.
+SMALL = {"d_model": 16, "num_heads": 2, "num_layers": 2, "d_ff": 32, "max_src_len": 64, "max_tgt_len": 64}
+
+
+def _model(normaliser="softmax", vocab=30, **settings):
+    """A small model whose config carries ``settings`` (sizes, rates, schedule) over SMALL."""
+    return Transformer(TranslationConfig(**{**SMALL, **settings}), normaliser, vocab, seed=1)
 
 
 @pytest.fixture(scope="module")
@@ -114,7 +124,7 @@ def test_samples_are_strings(result):
 
 
 def _tiny_model(normaliser, vocab=30):
-    return Transformer(ModelConfig(vocab, normaliser, d_model=16, num_heads=2, num_layers=2, d_ff=32), seed=1)
+    return _model(normaliser, vocab)
 
 
 def _random_batch(vocab=30, batch=3, src_len=7, tgt_len=6, seed=0):
@@ -183,15 +193,9 @@ def test_prepare_data_from_tsv_splits(tmp_path):
     corpus.write_tsv(examples, tmp_path / "pairs.tsv")
     loaded = corpus.load_tsv(tmp_path / "pairs.tsv")
     splits = {"train": loaded[:40], "valid": loaded[40:50], "test": loaded[50:]}
-    config = {
-        **TINY,
-        "n_train": 40,
-        "n_valid": 10,
-        "n_test": 10,
-        "corpus_seed": 0,
-        "max_src_len": 16,
-        "max_tgt_len": 20,
-    }
+    config = TranslationConfig(
+        **{**TINY, "n_train": 40, "n_valid": 10, "n_test": 10, "max_src_len": 16, "max_tgt_len": 20}
+    )
     data = prepare_data(config, splits)
     for name, (kept, available) in data["kept"].items():
         assert kept <= available == len(splits[name]) and kept > 0
@@ -200,16 +204,16 @@ def test_prepare_data_from_tsv_splits(tmp_path):
 
 
 def test_bad_settings_raise():
-    with pytest.raises(ValueError, match="unknown"):
+    with pytest.raises(TypeError, match="stepz"):
         run_experiment(stepz=3)
     with pytest.raises(ValueError, match="normaliser"):
-        ModelConfig(10, "relu")
+        Transformer(TranslationConfig(), "relu", 10)
+    with pytest.raises(ValueError, match="vocab_size"):
+        Transformer(TranslationConfig(), "softmax", 0)
+    with pytest.raises(TypeError, match="TranslationConfig"):
+        Transformer({"d_model": 16}, "softmax", 10)
     with pytest.raises(ValueError, match="max_len"):
         _tiny_model("softmax").encode(jnp.ones((1, 70), jnp.int32))
-    with pytest.raises(ValueError, match="num_heads"):
-        ModelConfig(10, num_heads=0)
-    with pytest.raises(ValueError, match="n_iter"):
-        ModelConfig(10, "alpha_entmax", n_iter=0)
 
 
 @pytest.mark.parametrize("max_len", [0, 65, 2.0])
@@ -225,31 +229,44 @@ def test_greedy_decode_checks_max_len(tiny_model, max_len):
         ({"normalisers": "softmax"}, "normalisers must be a list"),
         ({"normalisers": []}, "normalisers must be a non-empty list"),
         ({"normalisers": ("softmax", "softmax")}, "distinct"),
-        ({"normalisers": ["relu"]}, "normaliser must be one of"),
+        ({"normalisers": ["relu"]}, "unknown"),
         ({"learning_rate": math.nan}, "learning_rate"),
         ({"learning_rate": math.inf}, "learning_rate"),
         ({"learning_rate": 0.0}, "learning_rate"),
         ({"label_smoothing": math.nan}, "label_smoothing"),
-        ({"n_train": 0}, "n_train must be a positive integer"),
-        ({"n_valid": -3}, "n_valid must be a positive integer"),
-        ({"n_test": 0}, "n_test must be a positive integer"),
-        ({"n_train": 2.5}, "n_train must be a positive integer"),
-        ({"vocab_size": True}, "vocab_size must be a positive integer"),
+        ({"n_train": 0}, "n_train must be an integer >= 1"),
+        ({"n_valid": -3}, "n_valid must be an integer >= 1"),
+        ({"n_test": 0}, "n_test must be an integer >= 1"),
+        ({"n_train": 2.5}, "n_train must be an integer >= 1"),
+        ({"vocab_size": True}, "vocab_size must be an integer >= 1"),
         ({"max_src_len": 0}, "max_src_len"),
         ({"density_bins": 0}, "density_bins"),
-        ({"num_heads": 0}, "num_heads must be a positive integer"),
+        ({"num_heads": 0}, "num_heads must be an integer >= 1"),
         ({"num_heads": 3}, "not divisible by num_heads"),
         ({"d_model": 0}, "d_model"),
-        ({"steps": 0}, "steps must be a positive count"),
-        ({"batch_size": 0}, "batch_size must be a positive count"),
+        ({"steps": 0}, "steps must be an integer >= 1"),
+        ({"batch_size": 0}, "batch_size must be an integer >= 1"),
         ({"batch_size": 7000}, "batch_size=7000 exceeds n_train"),
         ({"record_every": 0}, "record_every"),
-        ({"eval_every": 0}, "eval_every must be a positive integer"),
+        ({"eval_every": 0}, "eval_every must be an integer >= 1"),
         ({"n_iter": -1}, "n_iter"),
-        ({"dropout": 1.5}, "dropout must be a rate"),
-        ({"ffn_dropout": -0.1}, "ffn_dropout must be a rate"),
+        ({"n_iter": 0}, "n_iter"),
+        ({"dropout": 1.5}, "dropout must be a number in"),
+        ({"ffn_dropout": -0.1}, "ffn_dropout must be a number in"),
+        ({"attention_dropout": 1.0}, "attention_dropout"),
         ({"schedule": "linear"}, "schedule must be one of"),
+        ({"schedule": "inverse_sqrt", "warmup_steps": 0}, "warmup"),
         ({"alpha_learning_rate": -1.0}, "alpha_learning_rate"),
+        ({"alpha_learning_rate": math.nan}, "alpha_learning_rate"),
+        ({"seed": -1}, "seed must be an integer >= 0"),
+        ({"seed": 1.5}, "seed must be an integer >= 0"),
+        ({"corpus_seed": -1}, "corpus_seed"),
+        ({"corpus_seed": 1.5}, "corpus_seed"),
+        ({"corpus_seed": "abc"}, "corpus_seed"),
+        ({"label_smoothing": "0.1"}, "label_smoothing"),
+        ({"label_smoothing": None}, "label_smoothing"),
+        ({"compute_dtype": "float16"}, "compute_dtype"),
+        ({"batch_tokens": 0}, "batch_tokens"),
     ],
 )
 def test_run_experiment_rejects_bad_settings_before_any_work(monkeypatch, setting, message):
@@ -265,7 +282,7 @@ def test_run_experiment_rejects_bad_settings_before_any_work(monkeypatch, settin
 def test_train_checks_the_training_set_size():
     arrays = {k: np.ones((4, 6), np.int32) for k in ("src", "tgt_in", "tgt_out")}
     with pytest.raises(ValueError, match="smaller than batch_size"):
-        train(_tiny_model("softmax"), arrays, TrainConfig(steps=2, batch_size=8, warmup_steps=0))
+        train(_model(steps=2, batch_size=8, warmup_steps=0), arrays)
 
 
 def test_unmeasurable_names_what_the_split_lacks():
@@ -311,7 +328,7 @@ def test_run_experiment_reports_what_it_cannot_measure(tmp_path):
         "record_every": 2,
         "normalisers": ["softmax"],
     }
-    result = run_experiment(splits, **settings)
+    result = run_experiment(splits=splits, **settings)
     json.dumps(result)
     assert set(result["skipped"]) == {
         "js",
@@ -331,9 +348,8 @@ def test_run_experiment_reports_what_it_cannot_measure(tmp_path):
 # --- options for longer runs: dropout, label smoothing, schedules, α learning rate ---------------
 
 
-def _dropout_model(normaliser="softmax", **rates):
-    config = ModelConfig(30, normaliser, d_model=16, num_heads=2, num_layers=1, d_ff=32, **rates)
-    return Transformer(config, seed=1)
+def _dropout_model(normaliser="softmax", **settings):
+    return _model(normaliser, num_layers=1, **settings)
 
 
 @nnx.jit
@@ -355,8 +371,6 @@ def test_dropout_is_off_without_a_key_and_random_with_one():
     other = np.asarray(_logits(noisy, src, tgt, jax.random.key(1))[0])
     np.testing.assert_array_equal(first, again)
     assert not np.allclose(first, reference, atol=1e-3) and not np.allclose(first, other, atol=1e-3)
-    with pytest.raises(ValueError, match="attention_dropout"):
-        ModelConfig(30, attention_dropout=1.0)
 
 
 @pytest.mark.slow  # three more compilations
@@ -382,27 +396,24 @@ def test_label_smoothing_by_hand():
 
 def test_schedules_at_a_few_steps():
     inverse = learning_rate_schedule(
-        TrainConfig(steps=1000, learning_rate=2e-3, warmup_steps=100, schedule="inverse_sqrt")
+        TranslationConfig(steps=1000, learning_rate=2e-3, warmup_steps=100, schedule="inverse_sqrt")
     )
     # step s = count + 1: 2e-3 · min(s/100, √(100/s))
     for count, value in [(0, 2e-5), (49, 1e-3), (99, 2e-3), (399, 1e-3), (899, 2e-3 / 3)]:
         assert float(inverse(count)) == pytest.approx(value, rel=1e-5)
-    cosine = learning_rate_schedule(TrainConfig(steps=300, learning_rate=1.0, warmup_steps=100))
+    cosine = learning_rate_schedule(TranslationConfig(steps=300, learning_rate=1.0, warmup_steps=100))
     for count, value in [(0, 0.0), (50, 0.5), (100, 1.0), (200, 0.55), (300, 0.1)]:
         assert float(cosine(count)) == pytest.approx(value, abs=1e-6)
-    with pytest.raises(ValueError, match="schedule"):
-        TrainConfig(schedule="linear")
-    with pytest.raises(ValueError, match="warmup"):
-        TrainConfig(schedule="inverse_sqrt", warmup_steps=0)
-    with pytest.raises(ValueError, match="alpha_learning_rate"):
-        TrainConfig(alpha_learning_rate=math.nan)
+    # the warm-up is at most half the run
+    short = learning_rate_schedule(TranslationConfig(steps=10, learning_rate=1.0, warmup_steps=100))
+    assert float(short(5)) == pytest.approx(1.0)
 
 
 @pytest.mark.parametrize("alpha_lr", [0.0, 3e-2])
 def test_separate_alpha_learning_rate(alpha_lr):
     # a parameter tree shaped like the model's: the α logits are the leaves named alpha_logit
     params = {"layer": {"attention": {"alpha_logit": jnp.zeros(2), "query": {"kernel": jnp.zeros((3, 2))}}}}
-    config = TrainConfig(
+    config = TranslationConfig(
         steps=10, learning_rate=1e-2, warmup_steps=1, schedule="inverse_sqrt", alpha_learning_rate=alpha_lr
     )
     optimizer = make_optimizer(config)
@@ -423,30 +434,30 @@ def test_the_model_alpha_logits_are_found_by_name():
 
 @pytest.mark.slow
 def test_training_with_dropout_and_options_runs():
-    model = _dropout_model("alpha_entmax", dropout=0.1, attention_dropout=0.1, ffn_dropout=0.1)
+    model = _dropout_model(
+        "alpha_entmax", dropout=0.1, attention_dropout=0.1, ffn_dropout=0.1, steps=4, batch_size=8,
+        warmup_steps=2, record_every=2, label_smoothing=0.1, schedule="inverse_sqrt",
+        alpha_learning_rate=1e-2,
+    )  # fmt: skip
     rng = np.random.default_rng(0)
     arrays = {k: rng.integers(4, 30, (16, 6)).astype(np.int32) for k in ("src", "tgt_in", "tgt_out")}
-    config = TrainConfig(
-        steps=4, batch_size=8, warmup_steps=2, record_every=2, label_smoothing=0.1,
-        schedule="inverse_sqrt", alpha_learning_rate=1e-2,
-    )  # fmt: skip
-    history = train(model, arrays, config)
+    history = train(model, arrays)
     assert len(history["loss"]) == 2 and np.all(np.isfinite(history["loss"]))
 
 
 def test_evaluation_during_training_sees_the_current_weights_and_changes_nothing():
     rng = np.random.default_rng(2)
     arrays = {k: rng.integers(4, 30, (16, 6)).astype(np.int32) for k in ("src", "tgt_in", "tgt_out")}
-    config = TrainConfig(steps=6, batch_size=8, warmup_steps=1, record_every=1)
+    config = {"steps": 6, "batch_size": 8, "warmup_steps": 1, "record_every": 1}
     probe = jnp.asarray(arrays["src"][:2]), jnp.asarray(arrays["tgt_in"][:2])
 
     def evaluate(model):
         return {"logit_sum": jnp.sum(model(*probe))}
 
-    plain = _dropout_model("alpha_entmax")
-    plain_history = train(plain, arrays, config)
-    watched = _dropout_model("alpha_entmax")
-    history = train(watched, arrays, config, evaluate=evaluate, eval_steps=[3, 6])
+    plain = _dropout_model("alpha_entmax", **config)
+    plain_history = train(plain, arrays)
+    watched = _dropout_model("alpha_entmax", **config)
+    history = train(watched, arrays, evaluate=evaluate, eval_steps=[3, 6])
     assert history["eval"]["step"] == [3, 6]
     assert history["loss"] == plain_history["loss"]  # evaluating does not change training
     final = float(evaluate(plain)["logit_sum"])
@@ -454,21 +465,81 @@ def test_evaluation_during_training_sees_the_current_weights_and_changes_nothing
     assert history["eval"]["logit_sum"][0] != pytest.approx(final, rel=1e-3)
     for bad in ([0], [7], [2.5], ["3"], [True]):
         with pytest.raises(ValueError, match="eval_steps"):
-            train(watched, arrays, config, evaluate=evaluate, eval_steps=bad)
+            train(watched, arrays, evaluate=evaluate, eval_steps=bad)
     with pytest.raises(ValueError, match="evaluate"):
-        train(watched, arrays, config, eval_steps=[2])
+        train(watched, arrays, eval_steps=[2])
 
 
 @pytest.mark.slow
 def test_training_shows_step_loss_and_alpha_when_someone_watches(monkeypatch, capsys):
-    model = _dropout_model("alpha_entmax")
+    model = _dropout_model("alpha_entmax", steps=4, batch_size=8, warmup_steps=2, record_every=2)
     rng = np.random.default_rng(1)
     arrays = {k: rng.integers(4, 30, (16, 6)).astype(np.int32) for k in ("src", "tgt_in", "tgt_out")}
-    config = TrainConfig(steps=4, batch_size=8, warmup_steps=2, record_every=2)
     monkeypatch.setenv("ENTMAX_PROGRESS", "0")
-    train(model, arrays, config, desc="quiet")
+    train(model, arrays, desc="quiet")
     assert "quiet" not in capsys.readouterr().err
     monkeypatch.setenv("ENTMAX_PROGRESS", "1")
-    train(model, arrays, config, desc="watched")
+    train(model, arrays, desc="watched")
     err = capsys.readouterr().err
     assert "watched" in err and "4/4" in err and "step=" in err and "loss=" in err and "alpha=" in err
+
+
+def test_training_stops_at_the_first_non_finite_loss_and_keeps_the_history():
+    rng = np.random.default_rng(3)
+    arrays = {k: rng.integers(4, 30, (16, 6)).astype(np.int32) for k in ("src", "tgt_in", "tgt_out")}
+    model = _dropout_model(steps=50, batch_size=8, warmup_steps=1, record_every=2, learning_rate=1e30)
+    with pytest.raises(TrainingDiverged, match="not finite at step") as info:
+        train(model, arrays)
+    error = info.value
+    assert 1 <= error.step < 50  # stopped early, not after the whole run
+    assert all(np.isfinite(error.history["loss"])) and len(error.history["step"]) < error.step
+    json.dumps(error.history)  # what was measured stays usable
+
+
+def _splits(n=12, seed=5):
+    examples = corpus.generate_corpus(n, seed=seed)
+    return {"train": examples[:8], "valid": examples[8:10], "test": examples[10:]}
+
+
+@pytest.mark.parametrize(
+    ("change", "error", "message"),
+    [
+        (lambda e: Example(e.src, e.tgt, ((-1, 0),)), ValueError, r"alignment link \(-1, 0\)"),
+        (lambda e: Example(e.src, e.tgt, ((0, 99),)), ValueError, r"alignment link \(0, 99\)"),
+        (lambda e: (e.src, e.tgt), TypeError, "must be an Example"),
+    ],
+)
+def test_prepare_data_names_a_bad_pair(change, error, message):
+    splits = _splits()
+    splits["test"] = [splits["test"][0], change(splits["test"][1])]
+    config = TranslationConfig(n_train=8, n_valid=2, n_test=2, vocab_size=200, batch_size=8)
+    with pytest.raises(error, match=message) as info:
+        prepare_data(config, splits)
+    assert "splits['test'][1]" in str(info.value)
+
+
+def test_prepare_data_says_which_split_is_empty():
+    splits = {**_splits(), "valid": []}
+    config = TranslationConfig(n_train=8, n_valid=2, n_test=2, vocab_size=200, batch_size=8)
+    with pytest.raises(ValueError, match="the valid split is empty"):
+        prepare_data(config, splits)
+
+
+def test_generated_splits_are_filled_to_their_size():
+    config = TranslationConfig(
+        n_train=40, n_valid=4, n_test=4, vocab_size=150, batch_size=8, max_src_len=24, max_tgt_len=28
+    )
+    data = prepare_data(config)
+    assert [data["kept"][k][0] for k in ("train", "valid", "test")] == [40, 4, 4]
+    with pytest.raises(ValueError, match="too few generated pairs fit"):
+        prepare_data(TranslationConfig(n_train=40, n_valid=4, n_test=4, vocab_size=150, batch_size=8,
+                                       max_src_len=4, max_tgt_len=4))  # fmt: skip
+
+
+def test_data_prepared_with_other_length_caps_are_refused_before_training(monkeypatch):
+    config = TranslationConfig(n_train=40, n_valid=4, n_test=4, vocab_size=150, batch_size=8,
+                               max_src_len=32, max_tgt_len=40)  # fmt: skip
+    data = prepare_data(config)
+    monkeypatch.setattr(experiment, "train", lambda *a, **k: pytest.fail("training started"))
+    with pytest.raises(ValueError, match="prepared with max_src_len"):
+        run_experiment(config, data=data, max_src_len=28)

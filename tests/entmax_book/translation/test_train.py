@@ -1,5 +1,6 @@
-"""The path to the paper's scale, tested at tiny size on the CPU: token-based batches,
-bfloat16 passes, and data-parallel training over several devices giving the same losses."""
+"""entmax_book.translation.train on the path to the paper's scale, tested at tiny size on the CPU:
+token-based batches, bfloat16 passes, and data-parallel training over several devices giving the
+same losses. The loop's other options are tested with the experiment (test_experiment.py)."""
 
 import json
 import os
@@ -10,8 +11,8 @@ import textwrap
 import numpy as np
 import pytest
 
+from entmax_book.translation.config import PAPER_SCALE
 from entmax_book.translation.data import token_batches
-from entmax_book.translation.train import TrainConfig
 
 
 def _pairs(n=64, width=24, seed=0):
@@ -49,30 +50,23 @@ def test_token_batches_reject_a_budget_that_fits_no_batch():
         next(token_batches(_pairs(), max_tokens=64, seed=0, multiple_of=0))
 
 
-def test_train_config_checks_the_new_options():
-    with pytest.raises(ValueError, match="batch_tokens"):
-        TrainConfig(batch_tokens=0)
-    with pytest.raises(ValueError, match="compute_dtype"):
-        TrainConfig(compute_dtype="float16")
-
-
 _RUN = textwrap.dedent(
     """
     import json, sys
     import jax
     import numpy as np
-    from entmax_book.translation.model import ModelConfig, Transformer
-    from entmax_book.translation.train import TrainConfig, train
+    from entmax_book.translation.config import TranslationConfig
+    from entmax_book.translation.model import Transformer
+    from entmax_book.translation.train import train
 
     compute_dtype, batch_tokens = sys.argv[1], None if sys.argv[2] == "none" else int(sys.argv[2])
-    config = ModelConfig(vocab_size=40, normaliser="alpha_entmax", d_model=16, num_heads=2,
-                         num_layers=1, d_ff=32, max_len=16)
-    model = Transformer(config, seed=0)
+    config = TranslationConfig(d_model=16, num_heads=2, num_layers=1, d_ff=32, max_src_len=16,
+                               max_tgt_len=16, steps=3, batch_size=8, warmup_steps=1, record_every=1,
+                               compute_dtype=compute_dtype, batch_tokens=batch_tokens)
+    model = Transformer(config, "alpha_entmax", 40, seed=0)
     rng = np.random.default_rng(0)
     arrays = {k: rng.integers(4, 40, (32, 8)).astype(np.int32) for k in ("src", "tgt_in", "tgt_out")}
-    train_config = TrainConfig(steps=3, batch_size=8, warmup_steps=1, record_every=1,
-                               compute_dtype=compute_dtype, batch_tokens=batch_tokens)
-    history = train(model, arrays, train_config)
+    history = train(model, arrays)
     print(json.dumps({"devices": jax.local_device_count(), "loss": history["loss"]}))
     """
 )
@@ -104,11 +98,10 @@ def test_bfloat16_passes_and_token_batches_train():
 
 
 def test_paper_scale_settings_are_valid_and_transformer_base():
-    from entmax_book.translation.experiment import PAPER_SCALE, check_config
-
-    config = check_config({**PAPER_SCALE, "n_train": 200_000, "n_valid": 1000, "n_test": 1000})
-    assert (config["num_layers"], config["num_heads"], config["d_model"], config["d_ff"]) == (6, 8, 512, 2048)
-    assert config["dropout"] == config["label_smoothing"] == 0.1 and config["schedule"] == "inverse_sqrt"
-    assert config["compute_dtype"] == "bfloat16" and config["batch_tokens"] == 8192
+    config = PAPER_SCALE
+    assert (config.num_layers, config.num_heads, config.d_model, config.d_ff) == (6, 8, 512, 2048)
+    assert config.dropout == config.label_smoothing == 0.1 and config.schedule == "inverse_sqrt"
+    assert config.compute_dtype == "bfloat16" and config.batch_tokens == 8192
+    assert config.learning_rate == pytest.approx(2 * 512**-0.5 * 20_000**-0.5)
     # each curve point decodes the whole test split: a few dozen of them over the run, not hundreds
-    assert 5 <= config["steps"] // config["eval_every"] <= 50
+    assert 5 <= config.steps // config.eval_every <= 50
