@@ -36,8 +36,8 @@ import jax.numpy as jnp
 import numpy as np
 
 import entmax_lib
-from entmax_lib import entmax15, entmax_bisect, sparsemax
 from entmax_book.progress import progress, report
+from entmax_lib import entmax15, entmax_bisect, sparsemax
 
 DEFAULT_SHAPES = {"cpu": (8192, 512), "gpu": (65536, 1024)}
 

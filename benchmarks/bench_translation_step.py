@@ -19,6 +19,7 @@ Results are written as JSON to ``benchmarks/results/translation_step_<backend>.j
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import platform
 from pathlib import Path
@@ -26,30 +27,28 @@ from pathlib import Path
 import jax
 
 from entmax_book.translation import experiment
+from entmax_book.translation.config import TranslationConfig
 from entmax_book.translation.model import Transformer
-from entmax_book.translation.train import TrainConfig, train
+from entmax_book.translation.train import train
 
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--batch-sizes", type=int, nargs="+", default=[32, 64, 128, 256])
-    parser.add_argument("--normalisers", nargs="+", default=list(experiment.NORMALISERS))
+    parser.add_argument("--normalisers", nargs="+", default=list(TranslationConfig().normalisers))
     parser.add_argument("--steps", type=int, default=100, help="timed steps after the compiled first one")
     parser.add_argument("--out", type=Path, default=None)
     args = parser.parse_args()
 
-    config = dict(experiment.DEFAULTS)
+    config = TranslationConfig()
     data = experiment.prepare_data(config)
     tokenizer = data["tokenizer"]
     rows = []
     for normaliser in args.normalisers:
         for batch_size in args.batch_sizes:
-            model_config = experiment._model_config(
-                config, normaliser, tokenizer.vocab_size, tokenizer.pad_id
-            )
-            model = Transformer(model_config, seed=0)
-            schedule = TrainConfig(steps=args.steps + 1, batch_size=batch_size, warmup_steps=1)
-            history = train(model, data["arrays"]["train"], schedule)
+            timed = dataclasses.replace(config, steps=args.steps + 1, batch_size=batch_size, warmup_steps=1)
+            model = Transformer(timed, normaliser, tokenizer.vocab_size, seed=0)
+            history = train(model, data["arrays"]["train"])
             per_step = (history["seconds"] - history["compile_seconds"]) / args.steps
             row = {
                 "normaliser": normaliser,

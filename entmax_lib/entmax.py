@@ -49,7 +49,7 @@ from jax.custom_derivatives import SymbolicZero
 
 from entmax_lib import pallas_kernel, threshold
 
-__all__ = ["sparsemax", "entmax15", "entmax_bisect", "softmax"]
+__all__ = ["ALPHA_LIMIT", "sparsemax", "entmax15", "entmax_bisect", "softmax"]
 
 # The step counter of the search is a 32-bit integer.
 _MAX_N_ITER = 2**31 - 1
@@ -119,12 +119,23 @@ def _is_real_dtype(dtype):
     return jnp.issubdtype(dtype, jnp.floating) or (jnp.issubdtype(dtype, jnp.integer) and dtype != np.bool_)
 
 
+#: The largest α the maps accept. Beyond it the threshold search's arithmetic breaks down (in
+#: float32 the result turns NaN from α ≈ 5e13), while the map itself is already the argmax
+#: indicator for scores more than 1e-6 apart.
+ALPHA_LIMIT = 1e6
+
+
 def _check_alpha_value(alpha_np, name="alpha"):
     if not np.all(np.isfinite(alpha_np)):
         raise ValueError(f"{name} must be finite, got {alpha_np!r}.")
     if np.any(alpha_np < 1):
         raise ValueError(
             f"{name} must be >= 1 ({name} = 1 is softmax, 2 sparsemax), got min {alpha_np.min()!r}."
+        )
+    if np.any(alpha_np > ALPHA_LIMIT):
+        raise ValueError(
+            f"{name} must be at most {ALPHA_LIMIT:g} (beyond it entmax is the argmax indicator for "
+            f"scores more than 1e-6 apart), got max {float(alpha_np.max())!r}."
         )
 
 
@@ -457,7 +468,11 @@ def _entmax(x, alpha, axis, n_iter, names):
     n_iter = _check_n_iter(n_iter, z.dtype, names["n_iter"])
 
     if isinstance(alpha, (int, float, np.integer, np.floating)) and not isinstance(alpha, (bool, np.bool_)):
-        alpha = float(alpha)
+        try:
+            alpha = float(alpha)
+        except OverflowError:  # a Python int beyond float range
+            too_big = f"an integer of {len(str(abs(alpha)))} digits"
+            raise ValueError(f"{names['alpha']} must be at most {ALPHA_LIMIT:g}, got {too_big}.") from None
         _check_alpha_value(np.asarray(alpha), names["alpha"])
         if alpha == 1.0:
             return _finish(_softmax_masked_last(z), dtype, axis_)
@@ -475,8 +490,9 @@ def _entmax(x, alpha, axis, n_iter, names):
             raise not_numeric
         _check_alpha_value(alpha_np.astype(np.float64), names["alpha"])
     a = _broadcast_alpha(alpha, jnp.shape(x), axis_, z.dtype, names["alpha"], names["x"])
-    # Not jnp.maximum: at a tie it splits the derivative in half, and α = 1 is a tie.
+    # Not jnp.maximum/minimum: at a tie they split the derivative in half, and α = 1 is a tie.
     a = jnp.where(a < 1.0, jnp.ones_like(a), a)
+    a = jnp.where((a > ALPHA_LIMIT) & jnp.isfinite(a), jnp.full_like(a, ALPHA_LIMIT), a)
     return _finish(_entmax_learned_last(z, a, n_iter), dtype, axis_)
 
 
@@ -510,9 +526,10 @@ def entmax_bisect(x, alpha=1.5, axis=-1, n_iter=None):
       x: floating-point array of scores (float16, bfloat16, float32 or float64).
       alpha: a Python number (fixed α; integer exponents 1/(α−1) compile to multiplies)
         or an array of any float or integer dtype, broadcastable against ``x`` with size 1
-        along ``axis`` (one α per head, per row, ...). Concrete values must be finite and
-        ≥ 1 (``ValueError`` otherwise). A *traced* α cannot be checked: values below 1 are
-        clamped to 1 (softmax, zero α-gradient), and NaN or +inf give NaN; keep it in a
+        along ``axis`` (one α per head, per row, ...). Concrete values must be finite, ≥ 1
+        and at most :data:`ALPHA_LIMIT` = 1e6 (``ValueError`` otherwise). A *traced* α cannot
+        be checked: values below 1 are clamped to 1 (softmax, zero α-gradient), values above
+        1e6 to 1e6, and NaN or +inf give NaN; keep it in a
         bounded range, e.g. α = 1 + sigmoid(a) as the Adaptively Sparse Transformer does.
       axis: the axis to normalise over.
       n_iter: the most search steps per slice (a Halley/Newton step, or a halving of the
@@ -527,7 +544,7 @@ def entmax_bisect(x, alpha=1.5, axis=-1, n_iter=None):
 
     Raises:
       TypeError: non-float ``x``; non-numeric ``alpha``; non-integer ``axis`` or ``n_iter``.
-      ValueError: bad ``axis``, empty axis, α < 1 or non-finite, α of the wrong shape,
+      ValueError: bad ``axis``, empty axis, α < 1, α > 1e6 or non-finite, α of the wrong shape,
         ``n_iter`` outside [1, 2**31 − 1].
 
     Example:
@@ -545,4 +562,3 @@ def entmax_bisect(x, alpha=1.5, axis=-1, n_iter=None):
       Correia, Niculae & Martins (2019), Proposition 1, https://arxiv.org/abs/1909.00015 .
     """
     return _entmax(x, alpha, axis, n_iter, {"x": "x", "alpha": "alpha", "n_iter": "n_iter"})
-

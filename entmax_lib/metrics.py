@@ -286,4 +286,3 @@ def alignment_agreement(cross_attn, gold_align) -> dict[str, float]:
         "aer": 1.0 - 2.0 * n_hits / (n_rows + n_gold),
         "rows": n_rows,
     }
-

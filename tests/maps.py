@@ -3,12 +3,12 @@
 name → (the map as a function of the scores and ``axis`` alone, the α it computes). The entries
 cover each public function and each code path: softmax, the two exact maps, ``entmax_bisect``
 with a Python-float α (compiled exponent) and with an array α above 2 (a traced exponent, and
-p^{2−α} with a negative power off the support), and ``tsallis_entmax``.
+p^{2−α} with a negative power off the support).
 """
 
 import jax.numpy as jnp
 
-from entmax_lib import entmax15, entmax_bisect, softmax, sparsemax, tsallis_entmax
+from entmax_lib import entmax15, entmax_bisect, softmax, sparsemax
 
 MAPS = {
     "softmax": (softmax, 1.0),
@@ -16,9 +16,4 @@ MAPS = {
     "entmax15": (entmax15, 1.5),
     "bisect_fixed_alpha": (lambda z, axis=-1: entmax_bisect(z, 1.7, axis=axis), 1.7),
     "bisect_array_alpha": (lambda z, axis=-1: entmax_bisect(z, jnp.array(2.5), axis=axis), 2.5),
-    "tsallis_entmax": (lambda z, axis=-1: tsallis_entmax(z, 1.3, axis=axis), 1.3),
 }
-
-# tsallis_entmax is entmax_bisect under another name: tests of transformations and dtypes,
-# which compile every map, skip it.
-DISTINCT_MAPS = {name: entry for name, entry in MAPS.items() if name != "tsallis_entmax"}

@@ -63,7 +63,7 @@ def notebook_python(path):
     starts, line = [], 1
     for source in sources:
         starts.append(line)
-        line += len(source.splitlines()) + 1
+        line += source.count("\n") + 2  # its lines, then the blank line joining the next
     return "\n\n".join(sources), starts
 
 
@@ -79,7 +79,11 @@ def shell_python(text):
                 words = shlex.split(line, comments=True)
             except ValueError:  # unbalanced quotes over several lines: not parsed here
                 continue
-            snippets += [words[i + 1] for i, w in enumerate(words[:-1]) if w == "-c" and "python" in words[0]]
+            snippets += [
+                words[i + 1]
+                for i, w in enumerate(words[:-1])
+                if w == "-c" and any("python" in word for word in words[:i])
+            ]
     return "\n\n".join(snippets)
 
 
@@ -373,7 +377,10 @@ def test_notebooks_with_magics_parse(tmp_path):
         "entmax_lib.entmax",
         "entmax_lib.entmax._z_tangent",
     }
-    assert problems(python_of(path)[0]) == []
+    source, where = python_of(path)
+    assert problems(source) == []
+    use = next(use for use in package_uses(source) if use.chain == ("entmax", "_z_tangent"))
+    assert where(use.line) == "code cell 4, line 2"
 
 
 def test_python_inside_a_shell_script_is_found():

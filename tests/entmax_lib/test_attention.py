@@ -19,6 +19,7 @@ from entmax_lib.attention import (
     NORMALISERS,
     EntmaxMultiHeadAttention,
     alpha_from_logit,
+    attention_weights,
     make_attention_fn,
     normalise_scores,
 )
@@ -214,7 +215,7 @@ def test_bad_arguments_raise():
 
 @pytest.mark.parametrize("num_heads", [0, -2, 2.0, True])
 def test_num_heads_must_be_a_positive_integer(num_heads):
-    with pytest.raises(ValueError, match="num_heads must be a positive integer"):
+    with pytest.raises(ValueError, match="num_heads must be an integer >= 1"):
         EntmaxMultiHeadAttention(num_heads, FEATURES, "softmax", rngs=nnx.Rngs(0))
 
 
@@ -240,3 +241,64 @@ def test_bfloat16_parameters_outside_jit():
     out, weights = layer(x, return_weights=True)
     assert out.dtype == jnp.bfloat16 and weights.dtype == jnp.bfloat16
     np.testing.assert_allclose(np.asarray(weights, np.float32).sum(-1), 1.0, atol=2e-2)
+
+
+# --- bad input round two: meaning-changing arguments are refused, naming the argument ---------
+
+
+def test_an_additive_float_mask_is_refused_not_read_as_booleans():
+    q = k = jax.random.normal(jax.random.key(0), (4, 2, 8))
+    valid = jnp.arange(4) < 3
+    additive = jnp.where(valid, 0.0, -1e9)[None, None, :]  # the other convention
+    with pytest.raises(TypeError, match="mask must be boolean"):
+        attention_weights(q, k, "softmax", mask=additive)
+    layer = EntmaxMultiHeadAttention(2, 8, "sparsemax", rngs=nnx.Rngs(0))
+    with pytest.raises(TypeError, match="mask must be boolean"):
+        layer(jnp.ones((1, 4, 8)), mask=additive)
+    fn = make_attention_fn("entmax15")
+    with pytest.raises(TypeError, match="mask must be boolean"):
+        fn(q, k, k, mask=additive)
+    # as bias, the additive mask means what it says
+    weights = attention_weights(q, k, "sparsemax", bias=jnp.where(valid, 0.0, -jnp.inf)[None, None, :])
+    assert np.all(np.asarray(weights)[..., 3] == 0.0)
+
+
+@pytest.mark.parametrize("normaliser", ["softmax", "entmax15", "sparsemax"])
+def test_alpha_for_a_fixed_map_is_refused(normaliser):
+    with pytest.raises(ValueError, match="alpha is only for normaliser 'alpha_entmax'"):
+        make_attention_fn(normaliser, alpha=1.5)
+    with pytest.raises(ValueError, match="alpha is only for"):
+        normalise_scores(jnp.zeros((1, 2, 3, 3)), normaliser, alpha=jnp.array([1.5, 1.5]))
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "name"),
+    [
+        ({"n_iter": 0}, "n_iter"),
+        ({"n_iter": True}, "n_iter"),
+        ({"in_features": 0}, "in_features"),
+        ({"in_features": 16.0}, "in_features"),
+        ({"qkv_features": 0}, "qkv_features"),
+        ({"dropout_rate": 1.0}, "dropout_rate"),
+        ({"dropout_rate": "0.1"}, "dropout_rate"),
+    ],
+)
+def test_layer_arguments_are_checked_when_the_layer_is_made(kwargs, name):
+    settings = {"num_heads": 2, "in_features": 16, "normaliser": "alpha_entmax", **kwargs}
+    with pytest.raises(ValueError, match=name):
+        EntmaxMultiHeadAttention(rngs=nnx.Rngs(0), **settings)
+    with pytest.raises(ValueError, match="n_iter"):
+        make_attention_fn("alpha_entmax", alpha=1.5, n_iter=0)
+
+
+def test_layer_dropout_acts_only_with_a_key_and_returns_the_weights_before_it():
+    layer = EntmaxMultiHeadAttention(2, 8, "entmax15", rngs=nnx.Rngs(0), dropout_rate=0.5)
+    x = jax.random.normal(jax.random.key(1), (2, 5, 8))
+    plain, weights = layer(x, return_weights=True)
+    again, _ = layer(x, return_weights=True, dropout_key=None)
+    np.testing.assert_array_equal(plain, again)  # no key: deterministic
+    dropped, dropped_weights = layer(x, return_weights=True, dropout_key=jax.random.key(2))
+    np.testing.assert_array_equal(dropped_weights, weights)  # analyses see the weights themselves
+    assert not np.allclose(dropped, plain, atol=1e-4)
+    # the same key, the same mask
+    np.testing.assert_array_equal(layer(x, dropout_key=jax.random.key(2)), dropped)
