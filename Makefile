@@ -2,7 +2,8 @@
 #
 #   make book    build the book (every notebook executed) into _build/html
 #   make test    run every test: unit tests + every notebook (nbval); extra pytest
-#                arguments with ARGS, e.g.  make test ARGS="-m 'not slow' tests entmax_lib"
+#                arguments with ARGS, e.g. the quick loop:
+#                make test ARGS="-m 'not slow' tests entmax_lib entmax_book"
 #
 # Both create the virtual environment .venv if it is missing and install the project with
 # its test and book extras into it; they reinstall when pyproject.toml (or this file)
@@ -27,6 +28,12 @@ STAMP := $(VENV)/.installed
 # The environment's tools come first on the PATH, also for the kernels the notebooks run in.
 export PATH := $(abspath $(BIN)):$(PATH)
 export VIRTUAL_ENV := $(abspath $(VENV))
+# JAX's persistent compilation cache, one per environment (the key includes the versions):
+# a second run of the tests or the book loads the compiled programs instead of compiling
+# them again. The notebooks' kernels inherit it; Colab and plain `python` are untouched.
+export JAX_COMPILATION_CACHE_DIR ?= $(abspath $(VENV))/jax-cache
+export JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS ?= 0
+export JAX_PERSISTENT_CACHE_MIN_ENTRY_SIZE_BYTES ?= 0
 
 .DEFAULT_GOAL := help
 .PHONY: help setup book test test-floor lint clean
@@ -46,7 +53,14 @@ $(STAMP): pyproject.toml Makefile | $(BIN)/python
 
 setup: $(STAMP)
 
-book: $(STAMP)
+# The book's execution cache keeps a notebook's outputs while its code is unchanged; outputs
+# also depend on the packages, so any change to their sources (or the dependencies) empties it.
+PACKAGE_SOURCES := $(shell find entmax_lib entmax_book -name '*.py' 2>/dev/null)
+_build/.packages-stamp: $(PACKAGE_SOURCES) pyproject.toml
+	rm -rf _build/.jupyter_cache
+	@mkdir -p _build && touch $@
+
+book: $(STAMP) _build/.packages-stamp
 	jupyter-book build -W -n --keep-going .
 
 test: $(STAMP)
