@@ -3,20 +3,9 @@
 import numpy as np
 import pytest
 
-from entmax_book.translation.corpus import Example, generate_corpus
+from entmax_book.translation.corpus import Example
 from entmax_book.translation.data import batches, encode_examples, required_lengths
 from entmax_book.translation.lexicon import INTERROGATIVES
-from entmax_book.translation.tokenizer import train_tokenizer
-
-
-@pytest.fixture(scope="module")
-def examples():
-    return generate_corpus(400, seed=1)
-
-
-@pytest.fixture(scope="module")
-def tokenizer(examples):
-    return train_tokenizer([e.src for e in examples] + [e.tgt for e in examples], vocab_size=300)
 
 
 def test_encode_examples_layout(tokenizer, examples):

@@ -5,23 +5,7 @@ import pickle
 import numpy as np
 import pytest
 
-from entmax_book.translation.corpus import generate_corpus
 from entmax_book.translation.tokenizer import SubwordTokenizer, train_tokenizer
-
-
-@pytest.fixture(scope="module")
-def examples():
-    return generate_corpus(400, seed=1)
-
-
-@pytest.fixture(scope="module")
-def texts(examples):
-    return [e.src for e in examples] + [e.tgt for e in examples]
-
-
-@pytest.fixture(scope="module")
-def tokenizer(texts):
-    return train_tokenizer(texts, vocab_size=300)
 
 
 def test_special_ids_and_size(tokenizer):
