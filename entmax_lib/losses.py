@@ -154,9 +154,13 @@ def _prepare_alpha(alpha, z_shape, axis, compute):
         alpha = float(alpha)
         _check_alpha_values(np.asarray(alpha))
         return alpha
-    a = jnp.asarray(alpha)
-    if not (jnp.issubdtype(a.dtype, jnp.floating) or jnp.issubdtype(a.dtype, jnp.integer)):
-        raise TypeError(f"alpha must be a real number or an array of them, got dtype {a.dtype}.")
+    not_numeric = TypeError(f"alpha must be a real number or an array of them, got {alpha!r}.")
+    try:
+        a = jnp.asarray(alpha)
+    except TypeError:
+        raise not_numeric from None
+    if a.dtype == bool or not (jnp.issubdtype(a.dtype, jnp.floating) or jnp.issubdtype(a.dtype, jnp.integer)):
+        raise not_numeric
     a_np = _concrete(a)
     if a_np is not None:
         _check_alpha_values(a_np.astype(np.float64))
@@ -244,10 +248,15 @@ def _map(z, alpha, spec):
     """p* along the last axis, for spec = (kind, fixed α or None, n_iter)."""
     kind, fixed, n_iter = spec
     if kind == "sparsemax":
-        return sparsemax(z)
-    if kind == "entmax15":
-        return entmax15(z)
-    return entmax_bisect(z, alpha if fixed is None else fixed, axis=-1, n_iter=n_iter)
+        p = sparsemax(z)
+    elif kind == "entmax15":
+        p = entmax15(z)
+    else:
+        p = entmax_bisect(z, alpha if fixed is None else fixed, axis=-1, n_iter=n_iter)
+    # The maps sum to 1 up to an ulp; renormalising makes a one-hot p* exactly one-hot, so that
+    # past the margin the loss and its gradient are exactly 0.
+    total = jnp.sum(p, axis=-1, keepdims=True)
+    return p / jnp.where(total > 0, total, 1.0)
 
 
 def _fy_value(z, y, p, alpha):
