@@ -5,7 +5,8 @@ regulariser (the negative of the Tsallis entropy H_α)
 
     Ω_α(p) = Σ_i (p_i^α − p_i) / (α(α−1))   (α > 1),     Ω_1(p) = Σ_i p_i log p_i ,
 
-and its Fenchel–Young loss (Blondel, Martins & Niculae, 2020) is
+which on the simplex is (Σ_i p_i^α − 1)/(α(α−1)), and its Fenchel–Young loss
+(Blondel, Martins & Niculae, 2020) is
 
     L_α(z, y) = Ω*_α(z) − ⟨z, y⟩ + Ω_α(y),    Ω*_α(z) = ⟨z, p*⟩ − Ω_α(p*),
 
@@ -339,7 +340,8 @@ def sparsemax_loss(scores, labels, axis=-1, reduction="none"):
       scores: floating-point array of scores (logits), classes along ``axis``.
       labels: integer class indices with the shape of ``scores`` without ``axis``, or
         probability targets of the shape of ``scores`` (non-negative, summing to 1 along
-        ``axis``; label smoothing is such a target). Treated as constants.
+        ``axis``; label smoothing is such a target). Treated as constants. Concrete labels
+        are checked; inside ``jit``, a label out of range gives a NaN loss for its row.
       axis: the class axis.
       reduction: "none" (one loss per row), "mean" or "sum" over the rows.
 
