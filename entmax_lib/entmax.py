@@ -48,6 +48,7 @@ import numpy as np
 from jax.custom_derivatives import SymbolicZero
 
 from entmax_lib import pallas_kernel, threshold
+from entmax_lib._checks import prepare_scores
 
 __all__ = ["ALPHA_LIMIT", "sparsemax", "entmax15", "entmax_bisect", "softmax"]
 
@@ -58,33 +59,6 @@ _MAX_N_ITER = 2**31 - 1
 # ----------------------------------------------------------------------------------------
 # Input checks shared by all maps
 # ----------------------------------------------------------------------------------------
-
-
-def _prepare(x, axis, x_name="x"):
-    """Validate ``x`` and ``axis``; return (x in compute dtype, moved to last axis), dtype, axis."""
-    x = jnp.asarray(x)
-    if not jnp.issubdtype(x.dtype, jnp.floating):
-        raise TypeError(
-            f"{x_name} must be a floating-point array, got dtype {x.dtype}; "
-            f"cast it first, e.g. {x_name}.astype(jnp.float32)."
-        )
-    if x.ndim == 0:
-        raise ValueError(f"{x_name} must have at least one dimension (the axis to normalise over).")
-    if isinstance(axis, (bool, np.bool_)):
-        raise TypeError(f"axis must be an integer, got {axis!r}.")
-    try:
-        axis = operator.index(axis)
-    except TypeError:
-        raise TypeError(f"axis must be an integer, got {axis!r}.") from None
-    if not -x.ndim <= axis < x.ndim:
-        raise ValueError(f"axis={axis} is out of range for {x_name} with {x.ndim} dimensions.")
-    axis %= x.ndim
-    if x.shape[axis] == 0:
-        raise ValueError(
-            f"axis={axis} of {x_name} is empty (shape {x.shape}); there is nothing to normalise."
-        )
-    compute = jnp.promote_types(x.dtype, jnp.float32)
-    return jnp.moveaxis(x.astype(compute), axis, -1), x.dtype, axis
 
 
 def _finish(p, dtype, axis):
@@ -279,7 +253,7 @@ def softmax(x, axis=-1):
       >>> softmax(jnp.array([[0.0, 0.0], [-jnp.inf, -jnp.inf]], jnp.float32)).tolist()
       [[0.5, 0.5], [0.0, 0.0]]
     """
-    z, dtype, axis = _prepare(x, axis)
+    z, dtype, axis = prepare_scores(x, axis)
     return _finish(_softmax_masked_last(z), dtype, axis)
 
 
@@ -332,7 +306,7 @@ def sparsemax(x, axis=-1):
     Reference:
       Martins & Astudillo (2016), https://arxiv.org/abs/1602.02068 .
     """
-    z, dtype, axis = _prepare(x, axis)
+    z, dtype, axis = prepare_scores(x, axis)
     return _finish(_sparsemax_last(z), dtype, axis)
 
 
@@ -377,7 +351,7 @@ def entmax15(x, axis=-1):
     Reference:
       Peters, Niculae & Martins (2019), https://aclanthology.org/P19-1146/ .
     """
-    z, dtype, axis = _prepare(x, axis)
+    z, dtype, axis = prepare_scores(x, axis)
     return _finish(_entmax15_last(z), dtype, axis)
 
 
@@ -464,7 +438,7 @@ _entmax_learned_last.defjvp(_entmax_learned_jvp, symbolic_zeros=True)
 
 def _entmax(x, alpha, axis, n_iter, names):
     """α-entmax with validation; ``names`` maps x, alpha, n_iter to the caller's argument names."""
-    z, dtype, axis_ = _prepare(x, axis, names["x"])
+    z, dtype, axis_ = prepare_scores(x, axis, names["x"])
     n_iter = _check_n_iter(n_iter, z.dtype, names["n_iter"])
 
     if isinstance(alpha, (int, float, np.integer, np.floating)) and not isinstance(alpha, (bool, np.bool_)):

@@ -48,13 +48,13 @@ from __future__ import annotations
 
 import functools
 import math
-import operator
 
 import jax
 import jax.numpy as jnp
 import numpy as np
 from jax.custom_derivatives import SymbolicZero
 
+from entmax_lib._checks import prepare_scores
 from entmax_lib.entmax import entmax15, entmax_bisect, sparsemax
 
 __all__ = ["entmax15_loss", "entmax_bisect_loss", "sparsemax_loss"]
@@ -70,28 +70,6 @@ _REDUCTIONS = ("none", "mean", "sum")
 def _check_reduction(reduction):
     if not isinstance(reduction, str) or reduction not in _REDUCTIONS:
         raise ValueError(f"reduction must be one of {_REDUCTIONS}, got {reduction!r}.")
-
-
-def _prepare_scores(scores, axis):
-    """Validate ``scores`` and ``axis``; return scores in the compute dtype with ``axis`` last."""
-    z = jnp.asarray(scores)
-    if not jnp.issubdtype(z.dtype, jnp.floating):
-        raise TypeError(f"scores must be a floating-point array, got dtype {z.dtype}.")
-    if z.ndim == 0:
-        raise ValueError("scores must have at least one dimension (the axis of the classes).")
-    if isinstance(axis, (bool, np.bool_)):
-        raise TypeError(f"axis must be an integer, got {axis!r}.")
-    try:
-        axis = operator.index(axis)
-    except TypeError:
-        raise TypeError(f"axis must be an integer, got {axis!r}.") from None
-    if not -z.ndim <= axis < z.ndim:
-        raise ValueError(f"axis={axis} is out of range for scores with {z.ndim} dimensions.")
-    axis %= z.ndim
-    if z.shape[axis] == 0:
-        raise ValueError(f"axis={axis} of scores is empty (shape {z.shape}): there are no classes.")
-    compute = jnp.promote_types(z.dtype, jnp.float32)
-    return jnp.moveaxis(z.astype(compute), axis, -1), z.dtype, axis
 
 
 def _concrete(x):
@@ -304,7 +282,7 @@ _fy_loss_last.defjvp(_fy_loss_jvp, symbolic_zeros=True)
 def _loss(scores, labels, alpha, axis, reduction, kind, n_iter=None):
     """Validate every argument, then compute and reduce the loss."""
     _check_reduction(reduction)
-    z, dtype, axis = _prepare_scores(scores, axis)
+    z, dtype, axis = prepare_scores(scores, axis, "scores")
     z_shape = jnp.shape(scores)
     if alpha is not None:
         alpha = _prepare_alpha(alpha, z_shape, axis, z.dtype)
