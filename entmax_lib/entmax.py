@@ -48,7 +48,7 @@ import numpy as np
 from jax.custom_derivatives import SymbolicZero
 
 from entmax_lib import pallas_kernel, threshold
-from entmax_lib._checks import prepare_scores
+from entmax_lib._checks import ALPHA_LIMIT, prepare_alpha, prepare_scores
 
 __all__ = ["ALPHA_LIMIT", "sparsemax", "entmax15", "entmax_bisect", "softmax"]
 
@@ -86,58 +86,6 @@ def _check_n_iter(n_iter, compute_dtype, name="n_iter"):
             "(rows stop as soon as they converge; 25 steps suffice in float32, 54 in float64)."
         )
     return n_iter
-
-
-def _is_real_dtype(dtype):
-    """Floating (bfloat16 and float16 included) or integer, but not bool."""
-    return jnp.issubdtype(dtype, jnp.floating) or (jnp.issubdtype(dtype, jnp.integer) and dtype != np.bool_)
-
-
-#: The largest α the maps accept. Beyond it the threshold search's arithmetic breaks down (in
-#: float32 the result turns NaN from α ≈ 5e13), while the map itself is already the argmax
-#: indicator for scores more than 1e-6 apart.
-ALPHA_LIMIT = 1e6
-
-
-def _check_alpha_value(alpha_np, name="alpha"):
-    if not np.all(np.isfinite(alpha_np)):
-        raise ValueError(f"{name} must be finite, got {alpha_np!r}.")
-    if np.any(alpha_np < 1):
-        raise ValueError(
-            f"{name} must be >= 1 ({name} = 1 is softmax, 2 sparsemax), got min {alpha_np.min()!r}."
-        )
-    if np.any(alpha_np > ALPHA_LIMIT):
-        raise ValueError(
-            f"{name} must be at most {ALPHA_LIMIT:g} (beyond it entmax is the argmax indicator for "
-            f"scores more than 1e-6 apart), got max {float(alpha_np.max())!r}."
-        )
-
-
-def _broadcast_alpha(alpha, x_shape, axis, compute, name="alpha", x_name="x"):
-    """Return α with shape x.shape[:-1] + (1,) in moved-axis layout (x's axis moved last)."""
-    alpha = jnp.asarray(alpha)
-    if not _is_real_dtype(alpha.dtype):
-        raise TypeError(f"{name} must be a real number or array, got dtype {alpha.dtype}.")
-    ndim = len(x_shape)
-    if alpha.ndim > ndim:
-        raise ValueError(f"{name} has shape {alpha.shape}, more dimensions than {x_name} {tuple(x_shape)}.")
-    padded = (1,) * (ndim - alpha.ndim) + tuple(alpha.shape)
-    if padded[axis] != 1:
-        raise ValueError(
-            f"{name} with shape {alpha.shape} must have size 1 along axis {axis} of {x_name} "
-            f"(shape {tuple(x_shape)}): one value per slice, not per entry."
-        )
-    try:
-        np.broadcast_shapes(padded, tuple(x_shape))
-    except ValueError:
-        raise ValueError(
-            f"{name} with shape {alpha.shape} does not broadcast against {x_name} "
-            f"with shape {tuple(x_shape)}."
-        ) from None
-    alpha = alpha.reshape(padded).astype(compute)
-    alpha = jnp.moveaxis(alpha, axis, -1)
-    moved = tuple(np.delete(np.array(x_shape), axis)) + (1,)
-    return jnp.broadcast_to(alpha, moved)
 
 
 # ----------------------------------------------------------------------------------------
@@ -441,32 +389,11 @@ def _entmax(x, alpha, axis, n_iter, names):
     z, dtype, axis_ = prepare_scores(x, axis, names["x"])
     n_iter = _check_n_iter(n_iter, z.dtype, names["n_iter"])
 
-    if isinstance(alpha, (int, float, np.integer, np.floating)) and not isinstance(alpha, (bool, np.bool_)):
-        try:
-            alpha = float(alpha)
-        except OverflowError:  # a Python int beyond float range
-            too_big = f"an integer of {len(str(abs(alpha)))} digits"
-            raise ValueError(f"{names['alpha']} must be at most {ALPHA_LIMIT:g}, got {too_big}.") from None
-        _check_alpha_value(np.asarray(alpha), names["alpha"])
-        if alpha == 1.0:
+    a = prepare_alpha(alpha, jnp.shape(x), axis_, z.dtype, names["alpha"], names["x"])
+    if isinstance(a, float):
+        if a == 1.0:
             return _finish(_softmax_masked_last(z), dtype, axis_)
-        return _finish(_entmax_fixed_last(z, alpha, n_iter), dtype, axis_)
-
-    not_numeric = TypeError(f"{names['alpha']} must be a real number or an array of them, got {alpha!r}.")
-    try:
-        alpha_np = np.asarray(alpha)
-    except (jax.errors.TracerArrayConversionError, jax.errors.ConcretizationTypeError):
-        alpha_np = None  # traced: checked by the caller (see entmax_bisect's Args)
-    except (TypeError, ValueError):
-        raise not_numeric from None
-    if alpha_np is not None:
-        if not _is_real_dtype(alpha_np.dtype):
-            raise not_numeric
-        _check_alpha_value(alpha_np.astype(np.float64), names["alpha"])
-    a = _broadcast_alpha(alpha, jnp.shape(x), axis_, z.dtype, names["alpha"], names["x"])
-    # Not jnp.maximum/minimum: at a tie they split the derivative in half, and α = 1 is a tie.
-    a = jnp.where(a < 1.0, jnp.ones_like(a), a)
-    a = jnp.where((a > ALPHA_LIMIT) & jnp.isfinite(a), jnp.full_like(a, ALPHA_LIMIT), a)
+        return _finish(_entmax_fixed_last(z, a, n_iter), dtype, axis_)
     return _finish(_entmax_learned_last(z, a, n_iter), dtype, axis_)
 
 

@@ -54,7 +54,7 @@ import jax.numpy as jnp
 import numpy as np
 from jax.custom_derivatives import SymbolicZero
 
-from entmax_lib._checks import prepare_scores
+from entmax_lib._checks import prepare_alpha, prepare_scores
 from entmax_lib.entmax import entmax15, entmax_bisect, sparsemax
 
 __all__ = ["entmax15_loss", "entmax_bisect_loss", "sparsemax_loss"]
@@ -125,49 +125,6 @@ def _check_distributions(y, dtype):
             f"labels given as probabilities must sum to 1 along the class axis; "
             f"the worst row is off by {error:.3g}."
         )
-
-
-def _prepare_alpha(alpha, z_shape, axis, compute):
-    """A Python float α, or an array α of shape z.shape[:-1] + (1,) in the class-last layout."""
-    if isinstance(alpha, (int, float, np.integer, np.floating)) and not isinstance(alpha, (bool, np.bool_)):
-        alpha = float(alpha)
-        _check_alpha_values(np.asarray(alpha))
-        return alpha
-    not_numeric = TypeError(f"alpha must be a real number or an array of them, got {alpha!r}.")
-    try:
-        a = jnp.asarray(alpha)
-    except TypeError:
-        raise not_numeric from None
-    if a.dtype == bool or not (jnp.issubdtype(a.dtype, jnp.floating) or jnp.issubdtype(a.dtype, jnp.integer)):
-        raise not_numeric
-    a_np = _concrete(a)
-    if a_np is not None:
-        _check_alpha_values(a_np.astype(np.float64))
-    ndim = len(z_shape)
-    padded = (1,) * (ndim - a.ndim) + tuple(a.shape)
-    if a.ndim > ndim or padded[axis] != 1:
-        raise ValueError(
-            f"alpha with shape {a.shape} must have size 1 along axis {axis} of scores "
-            f"(shape {tuple(z_shape)}): one α per row, or one shared."
-        )
-    try:
-        np.broadcast_shapes(padded, tuple(z_shape))
-    except ValueError:
-        raise ValueError(
-            f"alpha with shape {a.shape} does not broadcast against scores {tuple(z_shape)}."
-        ) from None
-    a = jnp.moveaxis(a.reshape(padded).astype(compute), axis, -1)
-    a = jnp.broadcast_to(a, tuple(np.delete(np.array(z_shape), axis)) + (1,))
-    # A traced α below 1 is clamped to 1 (softmax), as entmax_bisect does; `where`, not
-    # `maximum`, so that α = 1 itself keeps its whole gradient.
-    return jnp.where(a < 1.0, jnp.ones_like(a), a)
-
-
-def _check_alpha_values(alpha):
-    if not np.all(np.isfinite(alpha)):
-        raise ValueError(f"alpha must be finite, got {alpha!r}.")
-    if np.any(alpha < 1):
-        raise ValueError(f"alpha must be >= 1 (1 is softmax, 2 sparsemax), got min {alpha.min()!r}.")
 
 
 # ----------------------------------------------------------------------------------------
@@ -285,7 +242,7 @@ def _loss(scores, labels, alpha, axis, reduction, kind, n_iter=None):
     z, dtype, axis = prepare_scores(scores, axis, "scores")
     z_shape = jnp.shape(scores)
     if alpha is not None:
-        alpha = _prepare_alpha(alpha, z_shape, axis, z.dtype)
+        alpha = prepare_alpha(alpha, z_shape, axis, z.dtype, "alpha", "scores")
     y, bad = _prepare_labels(labels, z_shape, axis, z.dtype)
     y = jax.lax.stop_gradient(y)
     if isinstance(alpha, float) or alpha is None:

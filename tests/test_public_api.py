@@ -311,7 +311,7 @@ from entmax_book import toy
 
 p = entmax_bisect(x)                # fine
 core._alpha_tangent(p, 1.5)         # private, but listed
-core._prepare(x, -1)                # private, not listed
+core._finish(x, x.dtype, -1)        # private, not listed
 th.entmax_forward.__doc__           # a dunder: fine
 toy.no_such_function()              # missing
 entmax_lib.__version__              # fine
@@ -333,7 +333,7 @@ def test_the_parser_flags_private_and_missing_names():
         "entmax_book.toy",
         "entmax_book.toy.no_such_function",
         "entmax_lib.entmax._alpha_tangent",
-        "entmax_lib.entmax._prepare",
+        "entmax_lib.entmax._finish",
         "entmax_lib.threshold.entmax_forward.__doc__",
         "entmax_lib.__version__",
         "entmax_lib.entmax.softmax_typo",
@@ -342,7 +342,7 @@ def test_the_parser_flags_private_and_missing_names():
     found = problems(SNIPPET)
     assert len(found) == 4, found
     assert any(": entmax_lib.threshold._row_stats uses private _row_stats" in f for f in found)
-    assert any(": entmax_lib.entmax._prepare uses private _prepare" in f for f in found)
+    assert any(": entmax_lib.entmax._finish uses private _finish" in f for f in found)
     assert any("entmax_lib.entmax.softmax_typo does not exist" in f for f in found)
     assert any("entmax_book.toy.no_such_function does not exist" in f for f in found)
     assert not any("_alpha_tangent" in f or "__doc__" in f or "_fields" in f for f in found)

@@ -136,7 +136,7 @@ def prepare_data(config: TranslationConfig, splits=None):
     ...                           max_src_len=32, max_tgt_len=40)
     >>> data = prepare_data(small)
     >>> data["arrays"]["test"]["src"].shape, data["kept"]["test"]
-    ((4, 32), [4, 6])
+    ((4, 32), [4, 8])
     """
     sizes = {"train": config.n_train, "valid": config.n_valid, "test": config.n_test}
     if splits is None:

@@ -445,6 +445,7 @@ def test_training_with_dropout_and_options_runs():
     assert len(history["loss"]) == 2 and np.all(np.isfinite(history["loss"]))
 
 
+@pytest.mark.slow
 def test_evaluation_during_training_sees_the_current_weights_and_changes_nothing():
     rng = np.random.default_rng(2)
     arrays = {k: rng.integers(4, 30, (16, 6)).astype(np.int32) for k in ("src", "tgt_in", "tgt_out")}
