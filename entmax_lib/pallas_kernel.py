@@ -95,19 +95,21 @@ def _block_shape(d):
 def block_sums(y, theta, beta):
     """F, D, E of :func:`entmax_lib.threshold.threshold_sums` for a block held in registers.
 
-    y = z − max z, shape (rows, cols); theta and a traced beta have shape (rows, 1). Unlike
-    the XLA version there is no memory to save by recomputing: u^{1/β−1} and u^{1/β−2} come from
-    u^{1/β} by division, so a step costs one log1p and one exp per entry.
+    y = z − max z, shape (rows, cols); theta and a traced beta have shape (rows, 1). The base
+    u (or x = u − 1) is the threshold module's own (:func:`~entmax_lib.threshold.tsallis_base`),
+    so both paths round alike. Unlike the XLA version there is no memory to save by recomputing:
+    u^{1/β−1} and u^{1/β−2} come from u^{1/β} by division, so a step costs one log1p and one exp
+    per entry.
     """
     exponent = threshold.integer_exponent(beta)
+    u, x = threshold.tsallis_base(y, theta, 0.0, beta)
     if exponent is not None:
-        u = jnp.maximum(1.0 + beta * (y - theta), 0.0)
+        u = jnp.maximum(u, 0.0)
         power = lambda k: jax.lax.integer_pow(u, k) if k >= 1 else jnp.sign(u)
         terms = (power(exponent), power(exponent - 1), power(max(exponent - 2, 0)))
     else:
-        b = beta if isinstance(beta, float) else jnp.maximum(beta, threshold.BETA_FLOOR)
-        t = jnp.maximum(b * (y - theta), -1.0)
-        p = jnp.exp(jnp.log1p(t) / b)  # 0 off the support (log1p(−1) = −inf)
+        t = jnp.maximum(x, -1.0)
+        p = jnp.exp(jnp.log1p(t) / threshold.floor_beta(beta))  # 0 off the support (log1p(−1) = −inf)
         inv_u = 1.0 / jnp.maximum(1.0 + t, 1e-30)
         terms = (p, p * inv_u, p * inv_u * inv_u)
     return tuple(jnp.sum(term, axis=1, keepdims=True) for term in terms)
@@ -115,7 +117,7 @@ def block_sums(y, theta, beta):
 
 def _make_kernel(beta_static, d, n_iter):
     """The kernel body for one block of rows; ``beta_static`` is a Python float or None."""
-    exact = isinstance(beta_static, float) and beta_static in (0.5, 1.0)
+    exact = threshold.has_exact_step(beta_static)
 
     def kernel(*refs):
         if beta_static is None:

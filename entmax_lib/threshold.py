@@ -24,7 +24,8 @@ and the book's chapter on speed:
   of rows, given a function that returns the three sums (the XLA loop and the fused kernel
   share it);
 * :func:`threshold_sums`, :func:`newton_halley_steps`, :func:`exact_support_step`,
-  :func:`entmax_from_threshold`, :func:`integer_exponent`, :data:`BETA_FLOOR`.
+  :func:`entmax_from_threshold`, :func:`integer_exponent`, :func:`tsallis_base`,
+  :func:`floor_beta`, :func:`has_exact_step`, :data:`BETA_FLOOR`.
 
 Nothing here validates its input or defines a derivative: the public maps in
 :mod:`entmax_lib.entmax` do both.
@@ -47,6 +48,9 @@ import jax.numpy as jnp
 
 __all__ = [
     "BETA_FLOOR",
+    "floor_beta",
+    "has_exact_step",
+    "tsallis_base",
     "FULL_STEPS",
     "SearchState",
     "entmax_forward",
@@ -67,7 +71,17 @@ __all__ = [
 BETA_FLOOR = 2.0**-100
 
 
-def _tsallis_base(y, theta, shift, beta):
+def floor_beta(beta):
+    """β as the formulas use it: a Python float unchanged, a traced β raised to :data:`BETA_FLOOR`."""
+    return beta if isinstance(beta, float) else jnp.maximum(beta, BETA_FLOOR)
+
+
+def has_exact_step(beta):
+    """Whether :func:`exact_support_step` applies: a Python-float β of 1 or 1/2 (α = 2, 1.5)."""
+    return isinstance(beta, float) and beta in (0.5, 1.0)
+
+
+def tsallis_base(y, theta, shift, beta):
     """u = 1 + β(y − θ − shift) for y = z − max z (1/β an integer), or x = u − 1 (otherwise).
 
     With a long support and βθ near 1, u is a small difference of numbers near 1: written
@@ -83,19 +97,17 @@ def _tsallis_base(y, theta, shift, beta):
     """
     if integer_exponent(beta) is not None:
         return beta * y + ((1.0 - beta * theta) - beta * shift), None
-    b = beta if isinstance(beta, float) else jnp.maximum(beta, BETA_FLOOR)
-    return None, b * ((y - theta) - shift)
+    return None, floor_beta(beta) * ((y - theta) - shift)
 
 
 def entmax_from_threshold(y, theta, polish, beta):
-    """p = [1 + β(y − θ − polish)]_+^{1/β} for y = z − max z (see :func:`_tsallis_base`)."""
+    """p = [1 + β(y − θ − polish)]_+^{1/β} for y = z − max z (see :func:`tsallis_base`)."""
     if isinstance(beta, float) and beta == 0.0:
         return jnp.exp((y - theta) - polish)
-    u, x = _tsallis_base(y, theta, polish, beta)
+    u, x = tsallis_base(y, theta, polish, beta)
     if u is not None:
         return jax.lax.integer_pow(jnp.maximum(u, 0.0), integer_exponent(beta))
-    b = beta if isinstance(beta, float) else jnp.maximum(beta, BETA_FLOOR)
-    return jnp.exp(jnp.log1p(jnp.maximum(x, -1.0)) / b)
+    return jnp.exp(jnp.log1p(jnp.maximum(x, -1.0)) / floor_beta(beta))
 
 
 def _row_stats(z):
@@ -130,7 +142,7 @@ def threshold_sums(z, row_max, theta, beta):
     Cost per entry and sum: a few multiplies for an integer 1/β ≤ 8, else a log1p and an exp.
     """
     exponent = integer_exponent(beta)
-    u, x = _tsallis_base(z - row_max, theta, 0.0, beta)
+    u, x = tsallis_base(z - row_max, theta, 0.0, beta)
     if exponent is not None:
         # Three separate reductions of one u: on CPU this fuses best (XLA materialises u once
         # and reduces it three times, ~2× faster than the stacked form used for traced α).
@@ -142,8 +154,7 @@ def threshold_sums(z, row_max, theta, beta):
         b = max(beta, BETA_FLOOR)  # a fixed α = 1 (not reached from the public API)
         inv = 1.0 / b
     else:
-        b = jnp.maximum(beta, BETA_FLOOR)
-        inv = (1.0 / b)[..., None, :]
+        inv = (1.0 / floor_beta(beta))[..., None, :]
     log_u = jnp.log1p(jnp.maximum(x, -1.0))[..., None, :]  # −inf off the support
     r = jnp.arange(3, dtype=z.dtype)[:, None]  # the three sums are Σ u^{1/β − r}, r = 0, 1, 2
     # u^{1/β−r} = exp(log u / β − r log u); the clamp keeps −inf − (−inf) out of the exponent.
@@ -162,7 +173,7 @@ def newton_halley_steps(F, D, E, beta):
         Newton: Δ = a F / D,      Halley: Δ / (1 − (1 − β) a (F E − D²) / (2 D²)).
     """
     log_f = jnp.log(F)
-    b = beta if isinstance(beta, float) else jnp.maximum(beta, BETA_FLOOR)
+    b = floor_beta(beta)
     a = log_f if isinstance(beta, float) and beta == 0.0 else -jnp.expm1(-b * log_f) / b
     newton = a * F / D
     denom = 1.0 - (1.0 - beta) * a * (F * E - D * D) / (2.0 * D * D)
@@ -242,7 +253,7 @@ def search_step(sums, beta, rows, eps, exact):
         new = jnp.where(exact_ok, theta + exact_step, new)
         polish = jnp.where(above & within(theta + exact_step), exact_step, polish)
     if integer_exponent(beta) is None:
-        # Without the accurate u of _tsallis_base a polish below the resolution of θ would be
+        # Without the accurate u of tsallis_base a polish below the resolution of θ would be
         # lost when p is written; p is normalised by F instead (F and p share their rounding).
         polish = jnp.zeros_like(polish)
     polish = jnp.where(jnp.isfinite(F), polish, jnp.nan)  # NaN/+inf in the row: its p is NaN
@@ -280,7 +291,7 @@ def initial_state(beta, d, skip, dtype, exact):
     if isinstance(beta, float):
         hi = jnp.full(skip.shape, log_d if beta == 0.0 else -math.expm1(-beta * log_d) / beta, dtype)
     else:
-        b = jnp.maximum(beta, BETA_FLOOR)
+        b = floor_beta(beta)
         hi = jnp.broadcast_to(-jnp.expm1(-b * log_d) / b, skip.shape).astype(dtype)
     eps = float(jnp.finfo(dtype).eps)
     hi = hi * (1.0 + 8 * eps) + 8 * eps
@@ -337,7 +348,7 @@ def find_threshold(z, beta, n_iter):
     else:
         beta_rows = jnp.broadcast_to(beta, batch + (1,)).reshape(n_rows, 1)
     eps = float(jnp.finfo(z.dtype).eps)
-    exact = isinstance(beta, float) and beta in (0.5, 1.0)
+    exact = has_exact_step(beta)
     flat = lambda a: a.reshape(n_rows, a.shape[-1])
     z_rows, max_rows = flat(z), flat(row_max)
     rows = initial_state(beta_rows, d, flat(all_masked), z.dtype, exact)
