@@ -895,8 +895,9 @@ def _evaluate_lengths(config, trained):
         keep = config.n_attention_examples if length == _attention_length(config) else 0
         per_length.append((evaluate(result, test_data, keep_attention=keep), result))
         shown = {"L": length, "final loss": jnp.mean(result.loss[:, :, -1])}
-        if "alpha_entmax" in config.variants:  # the learned α at the end, averaged over seeds
-            shown["alpha"] = jnp.mean(result.alpha[config.variants.index("alpha_entmax"), :, -1])
+        learned = [i for i, v in enumerate(config.variants) if NORMALISERS[v] is None]
+        if learned:  # the learned α at the end, averaged over seeds
+            shown["alpha"] = jnp.mean(result.alpha[learned[0], :, -1])
         progress_bars.report(bar, force=True, **shown)
         bar.update()
     bar.close()
