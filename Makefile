@@ -3,7 +3,7 @@
 #   make book    build the book (every notebook executed) into _build/html
 #   make test    run every test: unit tests + every notebook (nbval); extra pytest
 #                arguments with ARGS, e.g. the quick loop:
-#                make test ARGS="-n 2 -m 'not slow' tests entmax_lib entmax_book"
+#                make test ARGS="-n 2 --dist loadfile -m 'not slow' tests entmax_lib entmax_book"
 #
 # Both create the virtual environment .venv if it is missing and install the project with
 # its test and book extras into it; they reinstall when pyproject.toml (or this file)
