@@ -384,12 +384,12 @@ def _entmax_learned_jvp(n_iter, primals, tangents):
 _entmax_learned_last.defjvp(_entmax_learned_jvp, symbolic_zeros=True)
 
 
-def _entmax(x, alpha, axis, n_iter, names):
-    """α-entmax with validation; ``names`` maps x, alpha, n_iter to the caller's argument names."""
-    z, dtype, axis_ = prepare_scores(x, axis, names["x"])
-    n_iter = _check_n_iter(n_iter, z.dtype, names["n_iter"])
+def _entmax(x, alpha, axis, n_iter):
+    """α-entmax with its arguments checked (the body of :func:`entmax_bisect`)."""
+    z, dtype, axis_ = prepare_scores(x, axis)
+    n_iter = _check_n_iter(n_iter, z.dtype)
 
-    a = prepare_alpha(alpha, jnp.shape(x), axis_, z.dtype, names["alpha"], names["x"])
+    a = prepare_alpha(alpha, jnp.shape(x), axis_, z.dtype)
     if isinstance(a, float):
         if a == 1.0:
             return _finish(_softmax_masked_last(z), dtype, axis_)
@@ -462,4 +462,4 @@ def entmax_bisect(x, alpha=1.5, axis=-1, n_iter=None):
       Peters, Niculae & Martins (2019), https://aclanthology.org/P19-1146/ ;
       Correia, Niculae & Martins (2019), Proposition 1, https://arxiv.org/abs/1909.00015 .
     """
-    return _entmax(x, alpha, axis, n_iter, {"x": "x", "alpha": "alpha", "n_iter": "n_iter"})
+    return _entmax(x, alpha, axis, n_iter)
