@@ -24,7 +24,12 @@ where entmax_α is :func:`entmax_lib.entmax_bisect` (α = 1 softmax, 1.5 1.5-ent
 The four variants are the library's normalisers (:data:`entmax_lib.attention.NORMALISERS`):
 three fixed α and "alpha_entmax", whose α is learned and bounded as in the demo,
 α = 1.1 + 1.7 · sigmoid(a) ∈ (1.1, 2.8): above about 4, float32 entmax drops small support
-entries, so an unbounded α would be a hazard. Its gradient ∂a/∂α is the library's closed form.
+entries, so an unbounded α would be a hazard.
+
+**Numerics.** By default (``gradient="autodiff"``) every map with α ≠ 1 is computed as the demo
+computes it, by 25 bisection steps (:func:`bisection_entmax`), and differentiated by autodiff
+through the loop, for the scores and for α alike. ``gradient="closed_form"`` uses
+:func:`entmax_lib.entmax_bisect` and its exact derivative rules instead.
 
 **Training.** For one length L, every variant and every seed is trained by a single compiled
 program (:func:`training_program`): ``lax.scan`` over the Adam steps, ``vmap`` over the seeds,
@@ -219,7 +224,7 @@ class ToyConfig:
         (autodiff through :func:`bisection_entmax`, the demo's numerics).
       n_attention_examples: attention rows kept at ``attention_length`` (at most ``n_test``).
       attention_length: where attention rows are kept (default: the largest L).
-      alpha_history_every: keep the learned α every this many steps.
+      history_every: keep the training loss and the learned α every this many steps.
 
     The defaults make the task easy once the informative tokens are found: their mean has
     noise σ/√K = 0.5 per direction while neighbouring prototypes are ρ√2 ≈ 2.8 apart
@@ -244,7 +249,7 @@ class ToyConfig:
     directions: str = "random"
     balanced_classes: bool = True
     lengths: tuple = (8, 64, 512)
-    seeds: tuple = (0, 1, 2)
+    seeds: tuple = tuple(range(10))
     variants: tuple = tuple(NORMALISERS)
     steps: int = 3000
     batch_size: int | None = 64
@@ -254,13 +259,13 @@ class ToyConfig:
     n_test: int = 1024
     train_seed: int = 0
     test_seed: int = 1234
-    data_per_seed: bool = False
+    data_per_seed: bool = True
     query_scale: float = 1.0
     score_norm: float | None = None
-    gradient: str = "closed_form"
-    n_attention_examples: int = 8
+    gradient: str = "autodiff"
+    n_attention_examples: int = 0
     attention_length: int | None = None
-    alpha_history_every: int = 10
+    history_every: int = 50
 
     def __post_init__(self):
         self._check_task()
@@ -309,7 +314,7 @@ class ToyConfig:
                 f"n_attention_examples={self.n_attention_examples} exceeds n_test={self.n_test}: "
                 "the attention rows shown are test sequences."
             )
-        _check_count("alpha_history_every", self.alpha_history_every, 1)
+        _check_count("history_every", self.history_every, 1)
         self._set("data_per_seed", _check_bool("data_per_seed", self.data_per_seed))
         if self.batch_size is not None and self.batch_size > self.n_train:
             raise ValueError(f"batch_size={self.batch_size} exceeds n_train={self.n_train}.")
@@ -322,7 +327,8 @@ class ToyConfig:
 #: The qjax demo ``examples/attention_mlp.py``: ``run_experiment(ORIGINAL)`` is its run (d = 16,
 #: C = 4 on basis axes, K = 3, prototype and marker of length 2.5, σ = 1; L ∈ {4, 8, 16, 32};
 #: seeds 0–2, each with its own 512 training sequences as one full batch and 2000 test
-#: sequences; 5000 Adam steps at 5e-3; attention maps of 18 sequences at L = 16).
+#: sequences; 5000 Adam steps at 5e-3; entmax by 25 bisection steps differentiated by autodiff;
+#: attention maps of 18 sequences at L = 16).
 ORIGINAL = ToyConfig(
     lengths=(4, 8, 16, 32),
     seeds=(0, 1, 2),
@@ -330,6 +336,7 @@ ORIGINAL = ToyConfig(
     batch_size=None,
     learning_rate=5e-3,
     alpha_init=DEMO_ALPHA_INIT,
+    gradient="autodiff",
     n_train=512,
     n_test=2000,
     data_per_seed=True,
@@ -812,19 +819,21 @@ def _over_seeds(name, per_seed):
     }
 
 
-def _variant_entry(variant, index, per_length, every, steps):
+def _variant_entry(variant, index, per_length, every):
     """One variant's metrics over lengths and seeds, its training loss and (learned) α history."""
     entry = {}
     for name in METRICS:
         entry.update(_over_seeds(name, np.stack([m[variant][name] for m, _ in per_length], axis=1)))
     entry["train_loss"] = [float(np.asarray(t.loss[index])[:, -20:].mean()) for _, t in per_length]
+    entry["loss_history_per_seed"] = [
+        np.asarray(t.loss[index][:, ::every], np.float64).tolist() for _, t in per_length
+    ]
     shown = [m[variant]["attention"] for m, _ in per_length if m[variant]["attention"].shape[1]]
     entry["attention_per_seed"] = np.asarray(shown[0], np.float64).tolist() if shown else []
     if NORMALISERS[variant] is None:
         history = [np.asarray(t.alpha[index])[:, ::every] for _, t in per_length]  # (S, T) per length
         entry["alpha_history"] = [h.mean(0).tolist() for h in history]
         entry["alpha_history_per_seed"] = [np.asarray(h, np.float64).tolist() for h in history]
-        entry["alpha_history_steps"] = list(range(1, steps + 1, every))
         final = [np.asarray(t.alpha[index])[:, -1] for _, t in per_length]
         entry.update(_over_seeds("final_alpha", np.stack(final, axis=1)))
     return entry
@@ -841,6 +850,7 @@ def _result_dict(config, baselines, per_length, examples) -> dict:
         "lengths": list(config.lengths),
         "seeds": list(config.seeds),
         "steps": config.steps,
+        "history_steps": list(range(1, config.steps + 1, config.history_every)),
         "chance": 1.0 / config.n_classes,
         "config": settings,
         "baselines": {
@@ -850,7 +860,7 @@ def _result_dict(config, baselines, per_length, examples) -> dict:
         "examples": examples,
     }
     for index, variant in enumerate(config.variants):
-        out[variant] = _variant_entry(variant, index, per_length, config.alpha_history_every, config.steps)
+        out[variant] = _variant_entry(variant, index, per_length, config.history_every)
     return out
 
 
@@ -921,18 +931,20 @@ def run_experiment(config: ToyConfig = ToyConfig(), **changes) -> dict:
     Returns:
       A JSON-serialisable dict:
 
-      * ``lengths``, ``seeds``, ``steps``, ``chance`` (1/C), ``config`` (all settings);
+      * ``lengths``, ``seeds``, ``steps``, ``chance`` (1/C), ``config`` (all settings),
+        ``history_steps`` (1, 1 + every, … with every = ``history_every``: the steps at which
+        the histories below are kept);
       * ``baselines``: ``oracle_accuracy`` and ``uniform_accuracy`` per length;
       * per variant: ``accuracy``, ``informative_mass``, ``support``, ``support_hits``,
         ``score_gap``, ``distractor_score_std``, ``informative_score_std`` (means over seeds
         per length), each with ``_std`` (sample standard deviation over seeds), ``_min``,
         ``_max`` and ``_per_seed`` (seed × length); ``train_loss`` (last 20 steps, per
-        length); ``attention_per_seed`` (seed × n_attention_examples × L at
+        length); ``loss_history_per_seed`` (length × seed × time, the training loss before
+        each of ``history_steps``); ``attention_per_seed`` (seed × n_attention_examples × L at
         ``attention_length``);
-      * ``alpha_entmax`` also: ``alpha_history`` (per length, mean over seeds every
-        ``alpha_history_every`` steps), ``alpha_history_per_seed`` (length × seed × time),
-        ``alpha_history_steps`` (1, 1 + every, …), ``final_alpha`` (with ``_std`` …
-        ``_per_seed``);
+      * ``alpha_entmax`` also: ``alpha_history`` (per length, mean over seeds, the α after
+        each of ``history_steps``), ``alpha_history_per_seed`` (length × seed × time),
+        ``final_alpha`` (with ``_std`` … ``_per_seed``);
       * ``examples``: ``positions`` and ``labels`` of the sequences shown in the attention
         rows (seed 0's test set).
     """

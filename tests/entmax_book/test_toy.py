@@ -243,7 +243,7 @@ TINY = {"n_train": 8, "n_test": 8, "batch_size": 8}
     [
         ({"steps": 0}, ValueError, "steps"),
         ({"steps": 2.5}, TypeError, "steps"),
-        ({"alpha_history_every": 0}, ValueError, "alpha_history_every"),
+        ({"history_every": 0}, ValueError, "history_every"),
         ({"variants": ("softmax", "softmax")}, ValueError, "variants"),
         ({"variants": ("relu",)}, ValueError, "variants"),
         ({"variants": ()}, ValueError, "variants"),
@@ -295,7 +295,7 @@ def test_an_int_length_is_one_length(tripwire):
 def test_train_refuses_data_that_do_not_fit_the_config():
     data = toy.make_dataset(0, 8, 8, CONFIG)
     with pytest.raises(ValueError, match="per-seed"):
-        toy.train([data, data], CONFIG)  # 2 datasets for 3 seeds
+        toy.train([data, data], CONFIG)  # 2 datasets for 10 seeds
     with pytest.raises(ValueError, match="token dimension"):
         toy.train(data, toy.ToyConfig(dim=16))
     with pytest.raises(TypeError, match="Dataset"):
@@ -331,7 +331,7 @@ def tiny_run():
         n_train=256,
         n_test=256,
         n_attention_examples=3,
-        alpha_history_every=EVERY,
+        history_every=EVERY,
     )
 
 
@@ -358,7 +358,11 @@ def test_run_experiment_returns_the_documented_json(tiny_run):
     np.testing.assert_allclose(r["softmax"]["support"], LENGTHS)  # softmax is dense
     np.testing.assert_allclose(r["softmax"]["support_hits"], 1.0)
     learned = r["alpha_entmax"]
-    assert learned["alpha_history_steps"] == list(range(1, STEPS + 1, EVERY))
+    assert r["history_steps"] == list(range(1, STEPS + 1, EVERY))
+    for variant in NORMALISERS:
+        losses = np.array(r[variant]["loss_history_per_seed"])
+        assert losses.shape == (n_len, len(SEEDS), STEPS // EVERY)
+        assert np.all(losses[:, :, -1] < losses[:, :, 0])  # training lowered the loss
     assert np.array(learned["alpha_history_per_seed"]).shape == (n_len, len(SEEDS), STEPS // EVERY)
     final = np.array(learned["final_alpha_per_seed"])
     assert np.all((final > toy.LEARNED_ALPHA_MIN) & (final < toy.LEARNED_ALPHA_MIN + toy.LEARNED_ALPHA_SPAN))
@@ -408,7 +412,7 @@ def test_per_seed_data_and_full_batch_as_in_the_demo():
 
 @pytest.mark.slow
 def test_the_grid_shows_progress_only_when_someone_watches(monkeypatch, capsys):
-    settings = dict(lengths=(6,), seeds=(0,), steps=5, n_train=64, n_test=64, alpha_history_every=5)
+    settings = dict(lengths=(6,), seeds=(0,), steps=5, n_train=64, n_test=64, history_every=5)
     monkeypatch.setenv("ENTMAX_PROGRESS", "0")
     toy.run_experiment(**settings)
     assert "toy grid" not in capsys.readouterr().err
