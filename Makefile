@@ -54,8 +54,9 @@ $(STAMP): pyproject.toml Makefile | $(BIN)/python
 setup: $(STAMP)
 
 # The book's execution cache keeps a notebook's outputs while its code is unchanged; outputs
-# also depend on the packages, so any change to their sources (or the dependencies) empties it.
-PACKAGE_SOURCES := $(shell find entmax_lib entmax_book -name '*.py' 2>/dev/null)
+# also depend on the packages, so any change to their sources, their recorded runs (or the
+# dependencies) empties it.
+PACKAGE_SOURCES := $(shell find entmax_lib entmax_book -name '*.py' -o -name '*.json' 2>/dev/null)
 _build/.packages-stamp: $(PACKAGE_SOURCES) pyproject.toml
 	rm -rf _build/.jupyter_cache
 	@mkdir -p _build && touch $@

@@ -81,7 +81,7 @@ def paired(claim: str, setting: str, a, b=0.0) -> Comparison:
         p = 0.0 if mean != 0.0 else 1.0
     else:
         p = float(2 * _scipy_stats.t.sf(abs(mean) * np.sqrt(n) / sd, n - 1))
-    return Comparison(claim, setting, mean, mean - half, mean + half, p, n)
+    return Comparison(claim, setting, mean, float(mean - half), float(mean + half), p, n)
 
 
 def holm(pvalues) -> np.ndarray:

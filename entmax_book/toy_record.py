@@ -13,6 +13,7 @@ loads them. The runs, one condition changed at a time:
 * ``demo_exact_gradient``: the same, with the library's exact derivatives
   (``gradient="closed_form"``) instead of autodiff through the bisection;
 * ``stress``: the stress setting (:class:`entmax_book.toy.ToyConfig` defaults);
+* ``stress_exact_gradient``: the same, with the library's exact derivatives;
 * ``stress_query_x3``: the stress setting at L = 512 with a three times larger initial query;
 * ``stress_fixed_scale``: the stress setting with the score scale fixed at the scale softmax
   chose by itself at L = 8 in ``stress`` (mean over seeds, to 3 decimals).
@@ -45,6 +46,7 @@ RUNS = {
     "demo": lambda done: DEMO,
     "demo_exact_gradient": lambda done: dataclasses.replace(DEMO, gradient="closed_form"),
     "stress": lambda done: STRESS,
+    "stress_exact_gradient": lambda done: dataclasses.replace(STRESS, gradient="closed_form"),
     "stress_query_x3": lambda done: dataclasses.replace(
         STRESS, lengths=(512,), variants=("softmax", "alpha_entmax"), query_scale=3.0
     ),

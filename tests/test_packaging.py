@@ -139,6 +139,9 @@ names = [m.name for m in pkgutil.walk_packages(entmax_lib.__path__, "entmax_lib.
 names += [m.name for m in pkgutil.walk_packages(entmax_book.__path__, "entmax_book.")]
 for name in names:
     importlib.import_module(name)
+from entmax_book import record
+assert str(record.RECORDS).startswith({str(target)!r}), record.RECORDS
+assert record.load("toy", "demo")["result"]["seeds"]  # the recorded runs ship in the wheel
 print(len(names), float(entmax_lib.sparsemax(__import__("jax").numpy.array([0.0, 0.5]))[1]))
 """
     elsewhere = tmp_path / "elsewhere"

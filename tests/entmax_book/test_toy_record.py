@@ -1,0 +1,86 @@
+"""Chapter 4's shipped record still matches the code that made it.
+
+* every run of ``toy_record.RUNS`` is recorded, with its provenance, and its config is the one
+  the code defines today (a changed default or a changed run fails here);
+* the first 51 training steps of the recorded configs, rerun now for seed 0 at the shortest
+  length, reproduce the recorded training loss and learned α at steps 1 and 51 (within 1e-3,
+  relative: float rounding across versions, not a change of the code);
+* the record stays small.
+"""
+
+import dataclasses
+import math
+import re
+
+import numpy as np
+import pytest
+
+from entmax_book import record, toy, toy_record
+
+RECORDS = {name: record.load(toy_record.EXPERIMENT, name) for name in toy_record.RUNS}
+
+
+def _same(recorded, current, where=""):
+    """Recorded (JSON, 7 digits) and current config values agree."""
+    if isinstance(current, float) and isinstance(recorded, int | float):
+        assert math.isclose(recorded, current, rel_tol=1e-6), where
+    elif isinstance(current, list | tuple):
+        assert isinstance(recorded, list) and len(recorded) == len(current), where
+        for i, (r, c) in enumerate(zip(recorded, current, strict=True)):
+            _same(r, c, f"{where}[{i}]")
+    else:
+        assert recorded == current, where
+
+
+@pytest.mark.parametrize("name", list(toy_record.RUNS))
+def test_the_recorded_config_is_the_code_s_config(name):
+    config = dataclasses.asdict(toy_record.config_for(name, RECORDS))
+    recorded = RECORDS[name]["provenance"]["config"]
+    assert set(recorded) == set(config), f"{name}: the config's fields changed; record again"
+    for key, value in config.items():
+        _same(recorded[key], value, f"{name}.{key}")
+    assert RECORDS[name]["result"]["config"] == recorded
+
+
+@pytest.mark.parametrize("name", list(toy_record.RUNS))
+def test_every_run_has_its_provenance(name):
+    p = RECORDS[name]["provenance"]
+    assert re.fullmatch(r"[0-9a-f]{40}", p["commit"]) and p["uncommitted_changes"] is False
+    assert p["versions"]["jax"] and p["versions"]["entmax_lib"]
+    assert p["wall_seconds"] > 0 and p["cpu_seconds"] > 0 and p["machine"]["cpu"]
+    assert "toy_record" in p["command"]
+    result = RECORDS[name]["result"]
+    assert len(result["seeds"]) == 10 and result["seeds"] == list(range(10))
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", ["demo", "demo_exact_gradient", "stress"])
+def test_the_start_of_each_recorded_curve_is_reproduced(name):
+    recorded = RECORDS[name]["result"]
+    config = toy_record.config_for(name, RECORDS)
+    assert config.history_every == 50
+    shortest = min(config.lengths)
+    rerun = toy.run_experiment(
+        config, lengths=(shortest,), seeds=(0,), steps=51, n_attention_examples=0, attention_length=None
+    )
+    i = recorded["lengths"].index(shortest)
+    for variant in config.variants:
+        loss = np.array(recorded[variant]["loss_history_per_seed"])[i, 0, :2]
+        np.testing.assert_allclose(rerun[variant]["loss_history_per_seed"][0][0], loss, rtol=1e-3)
+    alpha = np.array(recorded["alpha_entmax"]["alpha_history_per_seed"])[i, 0, :2]
+    np.testing.assert_allclose(rerun["alpha_entmax"]["alpha_history_per_seed"][0][0], alpha, rtol=1e-3)
+
+
+def test_the_record_is_small():
+    folder = record.RECORDS / toy_record.EXPERIMENT
+    sizes = {p.name: p.stat().st_size for p in folder.glob("*.json")}
+    assert set(sizes) == {f"{name}.json" for name in toy_record.RUNS}
+    assert sum(sizes.values()) < 5e6, sizes
+
+
+def test_the_command_refuses_an_unknown_run_before_training(tmp_path, monkeypatch):
+    monkeypatch.setattr(toy, "run_experiment", lambda *a, **k: pytest.fail("trained"))
+    with pytest.raises(SystemExit):
+        toy_record.main(["--out", str(tmp_path), "--only", "demo_typo"])
+    with pytest.raises(ValueError, match="unknown run"):
+        toy_record.config_for("demo_typo", {})
