@@ -72,7 +72,9 @@ def _recorder(name):
 
 def main(argv=None) -> dict:
     """The command line: record the runs that are missing (all with ``--force``)."""
-    parser = argparse.ArgumentParser(prog="python -m entmax_book.toy_record", description=__doc__.split("\n")[0])
+    parser = argparse.ArgumentParser(
+        prog="python -m entmax_book.toy_record", description=__doc__.split("\n")[0]
+    )
     parser.add_argument("--out", default=str(record.RECORDS / EXPERIMENT), help="folder of the records")
     parser.add_argument("--only", nargs="+", choices=list(RUNS), help="record only these runs")
     parser.add_argument("--force", action="store_true", help="record again runs already recorded")
