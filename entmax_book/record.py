@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import datetime
 import importlib.metadata
+import io
 import json
 import math
 import os
@@ -26,7 +27,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-__all__ = ["RECORDS", "provenance", "save", "load", "record_runs"]
+__all__ = ["RECORDS", "provenance", "save", "load", "load_arrays", "record_runs"]
 
 #: The folder of the shipped records (inside the installed package, so Colab finds them too).
 RECORDS = Path(__file__).resolve().parent / "records"
@@ -112,18 +113,48 @@ def _rounded(value):
     return value
 
 
-def save(path, result: dict, provenance: dict) -> Path:
+def _write(path: Path, data: bytes):
+    # Under a temporary name, then renamed: an interrupted run never leaves a half-written
+    # file that a later sitting would take for a finished record.
+    partial = path.with_suffix(path.suffix + ".partial")
+    partial.write_bytes(data)
+    partial.replace(path)
+
+
+def save(path, result: dict, provenance: dict, arrays: dict | None = None) -> Path:
     """Write ``{"provenance": …, "result": …}`` to ``path`` (floats to 7 significant digits).
 
-    The file is written under a temporary name and renamed, so an interrupted run never leaves
-    a half-written record that a later sitting would take for a finished one.
+    Args:
+      path: the ``.json`` file.
+      result, provenance: JSON-able dicts.
+      arrays: optional name → array (e.g. a model's weights), written beside it as ``.npz``,
+        floating-point arrays in float16 (a checkpoint to analyse, not to resume training).
+        The JSON is written last: a record whose JSON exists is complete.
+
+    Returns:
+      the path of the JSON file.
     """
+    import numpy as np  # deferred, like jax in provenance()
+
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
+    if arrays is not None:
+        with np.errstate(over="ignore"):  # an overflow becomes inf, refused just below
+            small = {
+                k: (
+                    np.asarray(v, np.float16)
+                    if np.issubdtype(np.asarray(v).dtype, np.floating)
+                    else np.asarray(v)
+                )
+                for k, v in arrays.items()
+            }
+        if not all(np.all(np.isfinite(v)) for v in small.values() if v.dtype == np.float16):
+            raise ValueError("a record cannot hold non-finite weights (or weights beyond float16's range).")
+        buffer = io.BytesIO()
+        np.savez_compressed(buffer, **small)
+        _write(path.with_suffix(".npz"), buffer.getvalue())
     text = json.dumps({"provenance": _rounded(provenance), "result": _rounded(result)}, separators=(",", ":"))
-    partial = path.with_suffix(path.suffix + ".partial")
-    partial.write_text(text)
-    partial.replace(path)
+    _write(path, text.encode())
     return path
 
 
@@ -149,13 +180,25 @@ def load(experiment: str, name: str, folder=None) -> dict:
     return json.loads(path.read_text())
 
 
+def load_arrays(experiment: str, name: str, folder=None) -> dict:
+    """The arrays saved with a recorded run (name → float16 or integer NumPy array)."""
+    import numpy as np
+
+    base = Path(folder) if folder is not None else RECORDS / experiment
+    path = base / f"{name}.npz"
+    if not path.is_file():
+        raise FileNotFoundError(f"no arrays recorded for run {name!r} in {base}.")
+    with np.load(path) as archive:
+        return {k: archive[k] for k in archive.files}
+
+
 def record_runs(runs: dict[str, Callable[[dict], tuple[dict, dict]]], folder, only=None, force=False) -> dict:
     """Record the runs that are not recorded yet, in order, one file each.
 
     Args:
       runs: name → function. The function gets the records made so far (name → loaded record,
         for runs whose config depends on an earlier result) and returns ``(config, result)``,
-        both JSON-able.
+        both JSON-able, or ``(config, result, arrays)`` to save arrays too (see :func:`save`).
       folder: where the ``<name>.json`` files go.
       only: record only these names (the others must already be there if they are needed).
       force: re-record runs that are already there.
@@ -179,9 +222,9 @@ def record_runs(runs: dict[str, Callable[[dict], tuple[dict, dict]]], folder, on
             continue
         print(f"{name}: recording …", file=sys.stderr)
         wall, cpu = time.perf_counter(), time.process_time()
-        config, result = run(done)
+        config, result, *arrays = run(done)
         wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
-        save(path, result, provenance(config, wall, cpu))
+        save(path, result, provenance(config, wall, cpu), arrays[0] if arrays else None)
         done[name] = load("", name, folder)
         print(f"{name}: {wall:.0f} s wall, {cpu:.0f} s CPU → {path}", file=sys.stderr)
     return done

@@ -126,6 +126,39 @@ def verdict(p_corrected: float, mean: float) -> str:
     return "not shown"
 
 
+def plateaued(steps, values, last_fraction: float = 0.25, tolerance: float = 0.01) -> bool:
+    """Whether a loss curve has reached its plateau: it improved by less than ``tolerance``
+    (relative) over the last ``last_fraction`` of the run.
+
+    With v_a the value at the first kept step at or after a = (1 − last_fraction) · (last
+    step) and v_min the smallest value from there on: plateau ⇔ (v_a − v_min) / |v_a| <
+    tolerance. A curve still falling by 1 % or more over the last quarter has not converged.
+
+    Args:
+      steps: the steps at which the curve was measured, increasing.
+      values: the loss at those steps (finite).
+      last_fraction: the final part of the run that must be flat, in (0, 1).
+      tolerance: the largest relative improvement over it that still counts as flat.
+
+    >>> plateaued([0, 100, 200, 300, 400], [3.0, 1.0, 0.80, 0.798, 0.797])
+    True
+    >>> plateaued([0, 100, 200, 300, 400], [3.0, 1.0, 0.80, 0.75, 0.70])
+    False
+    """
+    steps, values = np.asarray(steps, np.float64), np.asarray(values, np.float64)
+    if steps.ndim != 1 or steps.shape != values.shape or len(steps) < 2 or np.any(np.diff(steps) <= 0):
+        raise ValueError("steps must increase and match values, with at least two points.")
+    if not np.all(np.isfinite(values)):
+        raise ValueError(f"values must be finite, got {values}.")
+    if not 0.0 < last_fraction < 1.0 or not tolerance > 0.0:
+        raise ValueError(f"need 0 < last_fraction < 1 and tolerance > 0, got {last_fraction}, {tolerance}.")
+    start = int(np.searchsorted(steps, (1.0 - last_fraction) * steps[-1]))
+    if start >= len(steps) - 1:
+        raise ValueError(f"the last {last_fraction:.0%} of the run holds fewer than two measured points.")
+    v_a = values[start]
+    return bool((v_a - values[start:].min()) / abs(v_a) < tolerance)
+
+
 class Verdict(NamedTuple):
     """A :class:`Comparison` with its Holm-corrected p-value and its verdict word."""
 

@@ -3,6 +3,7 @@
 import json
 import re
 
+import numpy as np
 import pytest
 
 from entmax_book import record
@@ -68,3 +69,17 @@ def test_provenance_names_commit_versions_machine_and_time():
     assert p["machine"]["cores"] >= 1 and p["machine"]["cpu"]
     assert p["wall_seconds"] == 12.3 and p["cpu_seconds"] == 20.0
     json.dumps(p)  # JSON-able
+
+
+def test_arrays_are_saved_beside_the_record_in_float16(tmp_path):
+    weights = {"w": np.linspace(-1, 1, 7, dtype=np.float32), "step": np.array([3, 4])}
+    record.record_runs({"run": lambda done: ({"c": 1}, {"r": 2}, weights)}, tmp_path)
+    back = record.load_arrays("toy", "run", tmp_path)
+    assert back["w"].dtype == np.float16 and back["step"].dtype == weights["step"].dtype
+    np.testing.assert_allclose(back["w"], weights["w"], atol=1e-3)
+    np.testing.assert_array_equal(back["step"], [3, 4])
+    with pytest.raises(ValueError, match="non-finite weights"):
+        record.save(tmp_path / "big.json", {}, {}, {"w": np.array([1e6])})  # beyond float16
+    assert not (tmp_path / "big.json").exists()
+    with pytest.raises(FileNotFoundError, match="no arrays"):
+        record.load_arrays("toy", "big", tmp_path)

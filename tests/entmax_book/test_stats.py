@@ -102,3 +102,28 @@ def test_verdicts_corrects_the_family_together():
     assert all(row.p_corrected >= row.comparison.p for row in together)
     with pytest.raises(TypeError, match="family"):
         stats.verdicts([])
+
+
+def test_plateau_reads_the_last_quarter_of_the_curve():
+    steps = np.arange(0, 1001, 50)
+    falling = 2.0 * np.exp(-steps / 300) + 0.5  # still falling by > 1 % in the last quarter
+    flat = 2.0 * np.exp(-steps / 60) + 0.5
+    assert not stats.plateaued(steps, falling) and stats.plateaued(steps, flat)
+    assert stats.plateaued(steps, falling, tolerance=0.2)  # the tolerance decides
+    bumpy = flat.copy()
+    bumpy[-1] = bumpy[-3] * 0.95  # a late 5 % drop is not a plateau
+    assert not stats.plateaued(steps, bumpy)
+
+
+@pytest.mark.parametrize(
+    "steps, values, match",
+    [
+        ([0, 1], [1.0], "match"),
+        ([1, 0], [1.0, 1.0], "increase"),
+        ([0, 1, 2], [1, np.nan, 1], "finite"),
+        ([0, 100], [2.0, 1.0], "fewer than two"),
+    ],
+)
+def test_plateau_refuses_bad_curves(steps, values, match):
+    with pytest.raises(ValueError, match=match):
+        stats.plateaued(steps, values)
