@@ -117,6 +117,7 @@ def wheel(tmp_path_factory):
     return path
 
 
+@pytest.mark.slow  # builds (and installs) the wheel
 def test_wheel_contains_every_module_and_data_file(wheel):
     with zipfile.ZipFile(wheel) as archive:
         shipped = set(archive.namelist())
@@ -125,6 +126,7 @@ def test_wheel_contains_every_module_and_data_file(wheel):
     assert "entmax_book/translation/corpus.py" in shipped  # the experiments' parallel corpus
 
 
+@pytest.mark.slow  # builds (and installs) the wheel
 def test_installed_wheel_imports_from_elsewhere(wheel, tmp_path):
     """Install the wheel alone (--no-deps --target) and import every module from another directory."""
     target = tmp_path / "site"

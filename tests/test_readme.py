@@ -154,6 +154,7 @@ def readme_run(tmp_path_factory):
     return namespace, printed.getvalue(), claims
 
 
+@pytest.mark.slow  # the README's examples compile Flax layers: ~20 s
 def test_commented_values_are_what_the_code_returns(readme_run):
     _, _, claims = readme_run
     assert len(claims) >= 2
@@ -162,6 +163,7 @@ def test_commented_values_are_what_the_code_returns(readme_run):
         np.testing.assert_allclose(got, expected, atol=1e-3, err_msg=expression)
 
 
+@pytest.mark.slow  # the README's examples compile Flax layers: ~20 s
 def test_flax_snippet_fixed_alpha_is_sparse_attention_inside_flax(readme_run):
     ns, _, _ = readme_run
     mha, x = ns["mha"], ns["x"]
@@ -175,6 +177,7 @@ def test_flax_snippet_fixed_alpha_is_sparse_attention_inside_flax(readme_run):
     assert (weights == 0).mean() > 0.1  # 1.5-entmax: many exact zeros; softmax would have none
 
 
+@pytest.mark.slow  # the README's examples compile Flax layers: ~20 s
 def test_flax_snippet_learned_alpha_per_head(readme_run):
     ns, printed, _ = readme_run
     attn, x, weights = ns["attn"], ns["x"], np.asarray(ns["weights"])
