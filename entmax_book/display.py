@@ -24,7 +24,7 @@ MAP_STYLES = {
     "softmax": {"color": "#0072B2", "marker": "o", "label": "softmax (α = 1)"},
     "entmax15": {"color": "#E69F00", "marker": "s", "label": "1.5-entmax"},
     "sparsemax": {"color": "#009E73", "marker": "^", "label": "sparsemax (α = 2)"},
-    "alpha_entmax": {"color": "#D55E00", "marker": "D", "label": "learned α"},
+    "alpha_entmax": {"color": "#CC79A7", "marker": "D", "label": "learned α"},
 }
 ALPHA_CMAP = "viridis"  # for many values of α: dark = α near 1, light = large α
 
