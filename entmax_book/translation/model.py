@@ -33,7 +33,9 @@ __all__ = [
     "ATTENTION_TYPES",
     "Transformer",
     "greedy_decode",
+    "load_weights",
     "sinusoidal_positions",
+    "weights",
 ]
 
 ATTENTION_TYPES = ("encoder_self", "context", "decoder_self")
@@ -362,3 +364,60 @@ def greedy_decode(model, src, max_len, bos_id, eos_id):
     src = jnp.asarray(src, jnp.int32)
     out = _greedy_jit(graphdef, state, src, int(max_len), int(bos_id), int(eos_id), model.pad_id)
     return np.asarray(out)
+
+
+def _name(path) -> str:
+    """``decoder_layers/0/context_attention/key/bias`` for a parameter's pytree path."""
+    parts = []
+    for entry in path:
+        if isinstance(entry, jax.tree_util.GetAttrKey):  # the Variable's own ``.value``
+            continue
+        parts.append(str(getattr(entry, "key", getattr(entry, "idx", entry))))
+    return "/".join(parts)
+
+
+def weights(model: Transformer) -> dict:
+    """The model's parameters as a flat dict, name → NumPy array: a checkpoint.
+
+    Names are the parameters' paths in the model (``encoder_layers/0/self_attention/key/kernel``),
+    so a checkpoint loads only into a model of the same architecture and normaliser. Together with
+    :func:`entmax_book.record.save` (``arrays=``) this is how a trained model is recorded.
+
+    >>> from entmax_book.translation.config import TranslationConfig
+    >>> small = TranslationConfig(d_model=8, num_heads=2, num_layers=1, d_ff=16)
+    >>> w = weights(Transformer(small, "softmax", vocab_size=11))
+    >>> w["embed/embedding"].shape
+    (11, 8)
+    """
+    params = nnx.state(model, nnx.Param)
+    return {_name(path): np.asarray(leaf) for path, leaf in jax.tree_util.tree_leaves_with_path(params)}
+
+
+def load_weights(model: Transformer, arrays: dict) -> Transformer:
+    """Put a checkpoint of :func:`weights` into ``model`` (in place; returns it).
+
+    Each array is cast to the dtype of the parameter it replaces (a float16 checkpoint loads into
+    a float32 model).
+
+    Raises:
+      ValueError: naming the missing or unexpected parameters, or a shape that differs, before
+        any parameter is changed.
+    """
+    params = nnx.state(model, nnx.Param)
+    current = {_name(p): leaf for p, leaf in jax.tree_util.tree_leaves_with_path(params)}
+    missing, unexpected = sorted(set(current) - set(arrays)), sorted(set(arrays) - set(current))
+    if missing or unexpected:
+        raise ValueError(
+            f"the checkpoint does not fit this model: missing {missing[:5]}, unexpected {unexpected[:5]} "
+            f"(a model of another normaliser, size or layer count?)."
+        )
+    for name, leaf in current.items():
+        if np.shape(arrays[name]) != leaf.shape:
+            raise ValueError(
+                f"parameter {name} has shape {leaf.shape}, the checkpoint {np.shape(arrays[name])}."
+            )
+    loaded = jax.tree_util.tree_map_with_path(
+        lambda p, leaf: jnp.asarray(arrays[_name(p)], leaf.dtype), params
+    )
+    nnx.update(model, loaded)
+    return model
