@@ -1,7 +1,8 @@
 """Chapter 4's recorded runs, and the command that records them.
 
 Ten seeds of every variant at every length, in the demo's settings and in the stress setting,
-take about half an hour of CPU: more than a chapter can spend. They are recorded once::
+take about 45 minutes of CPU time (28 minutes on two cores): more than a chapter can spend.
+They are recorded once::
 
     python -m entmax_book.toy_record            # records the runs not recorded yet
     python -m entmax_book.toy_record --force    # records them all again
