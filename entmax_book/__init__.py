@@ -5,7 +5,12 @@ metrics, the opt-in GPU kernel); this package holds what the book does *with* it
 library's public API only:
 
 - :mod:`entmax_book.toy`: Chapter 4's "sparse self-attention" toy (the qjax demo and its
-  stress setting), one :class:`~entmax_book.toy.ToyConfig`;
+  stress setting), one :class:`~entmax_book.toy.ToyConfig`; :mod:`entmax_book.toy_record`: its
+  recorded runs and the command that records them;
+- :mod:`entmax_book.record`: recorded runs (result, provenance, optional weights), saved once
+  and loaded by the chapters;
+- :mod:`entmax_book.stats`: paired differences over seeds, Holm's correction, verdict words,
+  and the plateau criterion;
 - :mod:`entmax_book.translation`: Chapter 5's Adaptively Sparse Transformer in miniature, one
   :class:`~entmax_book.translation.config.TranslationConfig`;
 - :mod:`entmax_book.display`: one colour and marker per map, and library source on the page;
