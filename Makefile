@@ -57,7 +57,7 @@ setup: $(STAMP)
 # also depend on the packages, so any change to their sources, their recorded runs (or the
 # dependencies) empties it, and Sphinx's record of the pages read (.doctrees), without which
 # Sphinx would not read, and so not execute, a page whose own source is unchanged.
-PACKAGE_SOURCES := $(shell find entmax_lib entmax_book -name '*.py' -o -name '*.json' 2>/dev/null)
+PACKAGE_SOURCES := $(shell find entmax_lib entmax_book -name '*.py' -o -name '*.json' -o -name '*.npz' 2>/dev/null)
 _build/.packages-stamp: $(PACKAGE_SOURCES) pyproject.toml
 	rm -rf _build/.jupyter_cache _build/.doctrees
 	@mkdir -p _build && touch $@

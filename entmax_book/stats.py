@@ -126,24 +126,30 @@ def verdict(p_corrected: float, mean: float) -> str:
     return "not shown"
 
 
-def plateaued(steps, values, last_fraction: float = 0.25, tolerance: float = 0.01) -> bool:
-    """Whether a loss curve has reached its plateau: it improved by less than ``tolerance``
-    (relative) over the last ``last_fraction`` of the run.
+def plateaued(
+    steps, values, last_fraction: float = 0.25, tolerance: float = 0.01, relative: bool = True
+) -> bool:
+    """Whether a curve to minimise has reached its plateau: it improved by less than
+    ``tolerance`` (relative, or absolute) over the last ``last_fraction`` of the run.
 
     With v_a the value at the first kept step at or after a = (1 − last_fraction) · (last
     step) and v_min the smallest value from there on: plateau ⇔ (v_a − v_min) / |v_a| <
-    tolerance. A curve still falling by 1 % or more over the last quarter has not converged.
+    tolerance, or v_a − v_min < tolerance with ``relative=False`` (for an error rate, say). A
+    loss still falling by 1 % or more over the last quarter has not converged.
 
     Args:
       steps: the steps at which the curve was measured, increasing.
       values: the loss at those steps (finite).
       last_fraction: the final part of the run that must be flat, in (0, 1).
-      tolerance: the largest relative improvement over it that still counts as flat.
+      tolerance: the largest improvement over it that still counts as flat.
+      relative: measure the improvement relative to v_a (default) or in the values' units.
 
     >>> plateaued([0, 100, 200, 300, 400], [3.0, 1.0, 0.80, 0.798, 0.797])
     True
     >>> plateaued([0, 100, 200, 300, 400], [3.0, 1.0, 0.80, 0.75, 0.70])
     False
+    >>> plateaued([0, 100, 200, 300, 400], [0.5, 0.1, 0.040, 0.038, 0.036], tolerance=0.005, relative=False)
+    True
     """
     steps, values = np.asarray(steps, np.float64), np.asarray(values, np.float64)
     if steps.ndim != 1 or steps.shape != values.shape or len(steps) < 2 or np.any(np.diff(steps) <= 0):
@@ -156,7 +162,8 @@ def plateaued(steps, values, last_fraction: float = 0.25, tolerance: float = 0.0
     if start >= len(steps) - 1:
         raise ValueError(f"the last {last_fraction:.0%} of the run holds fewer than two measured points.")
     v_a = values[start]
-    return bool((v_a - values[start:].min()) / abs(v_a) < tolerance)
+    gain = v_a - values[start:].min()
+    return bool((gain / abs(v_a) if relative else gain) < tolerance)
 
 
 class Verdict(NamedTuple):

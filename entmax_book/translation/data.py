@@ -17,10 +17,21 @@ from collections.abc import Iterator
 import numpy as np
 
 from entmax_book.translation.corpus import Example
-from entmax_book.translation.lexicon import INTERROGATIVES
+from entmax_book.translation.lexicon import AUXILIARIES, INTERROGATIVES, TWO_WORD_NOUNS
 from entmax_book.translation.tokenizer import SubwordTokenizer
 
-__all__ = ["batches", "encode_examples", "required_lengths", "token_batches"]
+__all__ = [
+    "CONSTRUCTIONS",
+    "batches",
+    "encode_examples",
+    "is_marker_question",
+    "required_lengths",
+    "token_batches",
+]
+
+#: The planted dependencies of the generated corpus, each the name of a (N, T) mask over the
+#: target pieces whose prediction needs it (see :func:`encode_examples`).
+CONSTRUCTIONS = ("tgt_compound", "tgt_multi_piece", "tgt_marker")
 
 
 def required_lengths(examples: list[Example], tokenizer: SubwordTokenizer) -> tuple[int, int]:
@@ -48,6 +59,50 @@ def required_lengths(examples: list[Example], tokenizer: SubwordTokenizer) -> tu
     return src + 1, tgt + 1
 
 
+def is_marker_question(src: str) -> bool:
+    """Whether an English sentence is a question marked by its final "?" alone.
+
+    No interrogative word and no opening auxiliary: "the dog sleeps ?" (German "schläft der
+    Hund ?") but not "does the dog sleep ?" or "who sleeps ?".
+
+    >>> is_marker_question("the dog sleeps ?"), is_marker_question("does the dog sleep ?")
+    (True, False)
+    """
+    words = src.split()
+    return (
+        bool(words)
+        and words[-1] == "?"
+        and words[0].lower() not in AUXILIARIES
+        and not any(w.lower() in INTERROGATIVES for w in words)
+    )
+
+
+def _word_masks(example: Example) -> dict[str, np.ndarray]:
+    """Per source word: "?", interrogative, second word of a two-word noun; per target word: linked."""
+    words = example.src.split()
+    compound_head = [i > 0 and (words[i - 1], w) in TWO_WORD_NOUNS for i, w in enumerate(words)]
+    marker = is_marker_question(example.src)
+    return {
+        "question": np.array([w == "?" for w in words]),
+        "interrogative": np.array([w.lower() in INTERROGATIVES for w in words]),
+        "compound_head": np.array(compound_head),
+        "marker": np.array([marker and w != "?" for w in words]),
+    }
+
+
+def _aligned_constructions(example, src_words, tgt_words):
+    """Two bool masks over the target pieces: aligned to the second word of a two-word noun,
+    and aligned to a source word of two or more pieces."""
+    words = example.src.split()
+    pieces_per_word = np.bincount(src_words, minlength=len(words))
+    n_tgt = len(example.tgt.split())
+    compound, multi = np.zeros(n_tgt, bool), np.zeros(n_tgt, bool)
+    for i, j in example.alignment:
+        compound[j] |= i > 0 and (words[i - 1], words[i]) in TWO_WORD_NOUNS
+        multi[j] |= pieces_per_word[i] > 1
+    return compound[tgt_words], multi[tgt_words]
+
+
 def encode_examples(
     examples: list[Example], tokenizer: SubwordTokenizer, max_src_len: int, max_tgt_len: int
 ) -> dict[str, np.ndarray]:
@@ -71,7 +126,15 @@ def encode_examples(
         word pair is linked to every piece of the other word;
       - ``src_question`` (N, S) bool: True at the piece(s) of the source word "?";
       - ``src_interrogative`` (N, S) bool: True at the pieces of source words in INTERROGATIVES
-        (compared in lower case).
+        (compared in lower case);
+      - ``src_compound_head`` (N, S) bool: True at the pieces of the second word of a two-word
+        noun (``TWO_WORD_NOUNS``), whose German depends on the previous word;
+      - ``src_marker`` (N, S) bool: True at every piece but the "?" of a marker question
+        (:func:`is_marker_question`);
+      - the planted constructions (:data:`CONSTRUCTIONS`), (N, T) bool over ``tgt_out``:
+        ``tgt_compound`` (pieces of German words aligned to such a second word),
+        ``tgt_multi_piece`` (aligned to a source word of two or more pieces) and ``tgt_marker``
+        (the first German piece of a marker question, whose word order the "?" decides).
 
     Raises:
       ValueError if a sentence needs more than ``max_src_len`` (``max_tgt_len``) positions with its
@@ -94,6 +157,9 @@ def encode_examples(
         "align": np.zeros((n, max_tgt_len, max_src_len), np.float32),
         "src_question": np.zeros((n, max_src_len), bool),
         "src_interrogative": np.zeros((n, max_src_len), bool),
+        "src_compound_head": np.zeros((n, max_src_len), bool),
+        "src_marker": np.zeros((n, max_src_len), bool),
+        **{name: np.zeros((n, max_tgt_len), bool) for name in CONSTRUCTIONS},
     }
     for i, example in enumerate(examples):
         src_ids, tgt_ids = tokenizer.encode(example.src), tokenizer.encode(example.tgt)
@@ -116,13 +182,14 @@ def encode_examples(
         arrays["src_words"][i, :s] = src_words
         arrays["tgt_words"][i, :t] = tgt_words
 
-        words = example.src.split()
-        question = np.array([w == "?" for w in words])
-        interrogative = np.array([w.lower() in INTERROGATIVES for w in words])
-        arrays["src_question"][i, :s] = question[src_words]
-        arrays["src_interrogative"][i, :s] = interrogative[src_words]
+        for name, mask in _word_masks(example).items():
+            arrays[f"src_{name}"][i, :s] = mask[src_words]
+        arrays["tgt_marker"][i, 0] = is_marker_question(example.src)
 
         if example.alignment:
+            words = example.src.split()
+            compound, multi = _aligned_constructions(example, src_words, tgt_words)
+            arrays["tgt_compound"][i, :t], arrays["tgt_multi_piece"][i, :t] = compound, multi
             word_links = np.zeros((len(example.tgt.split()), len(words)), np.float32)
             src_index, tgt_index = np.asarray(example.alignment).T
             word_links[tgt_index, src_index] = 1.0

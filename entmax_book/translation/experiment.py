@@ -35,18 +35,20 @@ from flax import nnx
 from entmax_book import progress as progress_bars
 from entmax_book.translation.config import TranslationConfig
 from entmax_book.translation.corpus import Example, make_splits
-from entmax_book.translation.data import encode_examples
+from entmax_book.translation.data import CONSTRUCTIONS, encode_examples
 from entmax_book.translation.model import ATTENTION_TYPES, Transformer, greedy_decode
 from entmax_book.translation.scoring import corpus_bleu, corpus_chrf
-from entmax_book.translation.tokenizer import train_tokenizer
+from entmax_book.translation.tokenizer import PAD_ID, train_tokenizer
 from entmax_book.translation.train import cross_entropy, train
 from entmax_lib import metrics
 
 __all__ = [
     "analyse",
+    "construction_accuracy",
     "pick_example",
     "prepare_data",
     "run_experiment",
+    "split_scores",
     "translate",
     "unmeasurable",
 ]
@@ -174,6 +176,31 @@ def _test_loss(graphdef, state, src, tgt_in, tgt_out, pad_id):
     return cross_entropy(nnx.merge(graphdef, state)(src, tgt_in), tgt_out, pad_id)
 
 
+def split_scores(model, arrays) -> dict:
+    """Teacher-forced cross-entropy and token accuracy of ``model`` on a split (no dropout, no
+    label smoothing).
+
+    Args:
+      model: a :class:`~entmax_book.translation.model.Transformer`.
+      arrays: dict with "src", "tgt_in" and "tgt_out" (from ``data.encode_examples``).
+
+    Returns:
+      {"loss": mean over the non-padding target pieces of − log p(reference piece),
+      "accuracy": share of those pieces whose most probable piece is the reference}.
+    """
+    columns = [jnp.asarray(arrays[k]) for k in ("src", "tgt_in", "tgt_out")]
+    loss, accuracy = _split_scores(*nnx.split(model), *columns, model.pad_id)
+    return {"loss": float(loss), "accuracy": float(accuracy)}
+
+
+@functools.partial(jax.jit, static_argnums=(0, 5))
+def _split_scores(graphdef, state, src, tgt_in, tgt_out, pad_id):
+    logits = nnx.merge(graphdef, state)(src, tgt_in)
+    real = tgt_out != pad_id
+    accuracy = jnp.sum((logits.argmax(-1) == tgt_out) & real) / jnp.maximum(jnp.sum(real), 1)
+    return cross_entropy(logits, tgt_out, pad_id), accuracy
+
+
 def _learning_curve_scores(data, config):
     """``evaluate(model)`` for :func:`train`: teacher-forced test loss and greedy test BLEU."""
     arrays, examples = data["arrays"]["test"], data["examples"]["test"]
@@ -227,10 +254,11 @@ def unmeasurable(arrays, num_heads):
       dict from result key ("js", "merging_multi", "interrogation", "alignment_mass", ...) to a
       sentence saying why it is not measured; empty when everything can be measured.
 
-    >>> arrays = {"src_words": np.array([[0, 1, -1]]), "src_interrogative": np.zeros((1, 3), bool),
-    ...           "align": np.ones((1, 2, 3))}
+    >>> no = np.zeros((1, 3), bool)
+    >>> arrays = {"src_words": np.array([[0, 1, -1]]), "src_interrogative": no, "src_question": no,
+    ...           "src_compound_head": no, "src_marker": no, "align": np.ones((1, 2, 3))}
     >>> sorted(unmeasurable(arrays, num_heads=2))
-    ['interrogation', 'merging_multi']
+    ['interrogation', 'marker', 'merging_multi', 'positional_compound']
     """
     reasons = {}
     if num_heads < 2:
@@ -239,6 +267,12 @@ def unmeasurable(arrays, num_heads):
         reasons["merging_multi"] = "no source word of the split has 2 or more pieces"
     if not np.any(arrays["src_interrogative"]):
         reasons["interrogation"] = "no source sentence of the split has an interrogative word"
+    if not np.any(arrays["src_compound_head"]):
+        reasons["positional_compound"] = "no source sentence of the split has a two-word noun"
+    if not np.any(arrays["src_marker"]):
+        reasons["marker"] = "the split has no marker question"
+    if np.all(arrays["src_question"].any(1)):
+        reasons["marker_sink"] = "the split has no statement"
     if not np.any(arrays["align"]):
         no_gold = "the split has no gold word alignment"
         for key in ("alignment_mass", "alignment_aer", "alignment_layer_mass", "alignment_layer_aer"):
@@ -247,8 +281,9 @@ def unmeasurable(arrays, num_heads):
 
 
 def pick_example(arrays):
-    """Index of the first pair whose source has an interrogative word, a "?" and a word of ≥ 2 pieces
-    (so that one sentence shows positional, merging and interrogation heads); 0 if none.
+    """Index of the first pair that shows every planted construction at once: a marker question
+    with a two-word noun and a word of ≥ 2 pieces; else the first with an interrogative word, a
+    "?" and a word of ≥ 2 pieces; 0 if none.
 
     Args:
       arrays: the output of ``data.encode_examples``.
@@ -256,14 +291,19 @@ def pick_example(arrays):
     Returns:
       the index.
 
+    >>> no = np.zeros((2, 3), bool)
     >>> pick_example({"src_words": np.array([[0, 1, -1], [0, 0, 1]]),
     ...               "src_interrogative": np.array([[1, 0, 0], [1, 1, 0]], bool),
-    ...               "src_question": np.array([[0, 1, 0], [0, 0, 1]], bool)})
+    ...               "src_question": np.array([[0, 1, 0], [0, 0, 1]], bool),
+    ...               "src_marker": no, "src_compound_head": no})
     1
     """
-    for i, words in enumerate(arrays["src_words"]):
-        split = _has_multi_piece_word(words[None])
-        if arrays["src_interrogative"][i].any() and arrays["src_question"][i].any() and split:
+    multi = [_has_multi_piece_word(words[None]) for words in arrays["src_words"]]
+    for i, split in enumerate(multi):
+        if split and arrays["src_marker"][i].any() and arrays["src_compound_head"][i].any():
+            return i
+    for i, split in enumerate(multi):
+        if split and arrays["src_interrogative"][i].any() and arrays["src_question"][i].any():
             return i
     return 0
 
@@ -291,8 +331,22 @@ def _diversity_results(weights, masks):
     return {"js": js}
 
 
+def _first_pieces(mask):
+    """The first piece of each run of True along the last axis (the first piece of a word)."""
+    previous = np.concatenate([np.zeros_like(mask[..., :1]), mask[..., :-1]], axis=-1)
+    return mask & ~previous
+
+
+def _final_token(src, pad_id):
+    """(N, S) bool: the last source piece before EOS (the final "." or "?")."""
+    last = (src != pad_id).sum(1) - 2
+    return np.arange(src.shape[1])[None, :] == last[:, None]
+
+
 def _encoder_head_results(enc, arrays, src_valid, skip):
     """Encoder self-attention specialisations, each [layer][head]."""
+    final = _final_token(arrays["src"], PAD_ID)
+    statement = ~arrays["src_question"].any(1, keepdims=True) & src_valid & ~final
     scores = {
         "positional_prev": lambda w: metrics.positional_confidence(w, -1, src_valid, src_valid),
         "positional_next": lambda w: metrics.positional_confidence(w, +1, src_valid, src_valid),
@@ -303,6 +357,12 @@ def _encoder_head_results(enc, arrays, src_valid, skip):
         "interrogation": lambda w: metrics.interrogation_score(
             w, arrays["src_question"], arrays["src_interrogative"]
         ),
+        "positional_compound": lambda w: metrics.positional_confidence(
+            w, -1, _first_pieces(arrays["src_compound_head"]), src_valid
+        ),
+        "marker": lambda w: metrics.interrogation_score(w, arrays["src_question"], arrays["src_marker"]),
+        # the sink check: the same weight on the final "." of statements
+        "marker_sink": lambda w: metrics.interrogation_score(w, final, statement),
     }
     return {key: _head_table(fn, enc) for key, fn in scores.items() if key not in skip}
 
@@ -324,9 +384,9 @@ def _alignment_results(ctx, gold):
 
 #: The specialisations whose best head's map is kept, and the attention type each is scored on.
 _MAP_SCORES = {
-    "positional_prev": "encoder_self",
+    "positional_compound": "encoder_self",
     "merging_multi": "encoder_self",
-    "interrogation": "encoder_self",
+    "marker": "encoder_self",
     "alignment_mass": "context",
 }
 
@@ -353,13 +413,41 @@ def _head_maps(scores, weights, alphas, arrays, index, pad_id):
     return maps
 
 
+def construction_accuracy(logits, arrays) -> dict:
+    """Teacher-forced accuracy of the argmax prediction, overall and on each planted construction.
+
+    accuracy = share of the counted target pieces whose most probable piece is the reference.
+    "tokens" counts every non-padding target piece; each name of
+    :data:`~entmax_book.translation.data.CONSTRUCTIONS` counts the pieces of its mask (None when
+    the split has none).
+
+    Args:
+      logits: (N, T, V) decoder logits with teacher forcing.
+      arrays: the split, from ``data.encode_examples``.
+
+    Returns:
+      {"tokens": float, "tgt_compound": float | None, ...}.
+
+    >>> arrays = {"tgt_out": np.array([[3, 4, 0]]), "tgt_compound": np.array([[0, 1, 0]], bool),
+    ...           "tgt_multi_piece": np.zeros((1, 3), bool), "tgt_marker": np.array([[1, 0, 0]], bool)}
+    >>> construction_accuracy(np.eye(5)[[[3, 2, 0]]], arrays)
+    {'tokens': 0.5, 'tgt_compound': 0.0, 'tgt_multi_piece': None, 'tgt_marker': 1.0}
+    """
+    correct = np.asarray(logits).argmax(-1) == arrays["tgt_out"]
+    masks = {"tokens": arrays["tgt_out"] != PAD_ID, **{name: arrays[name] for name in CONSTRUCTIONS}}
+    return {
+        name: round(float(correct[mask].mean()), 4) if mask.any() else None for name, mask in masks.items()
+    }
+
+
 def analyse(model, arrays, example_index=0):
     """Teacher-forced attention analyses of one model on one split (Correia et al., 2019, §5).
 
     Runs the model once over ``arrays`` (the output of ``data.encode_examples``, N pairs) with
     teacher forcing and measures, with :mod:`entmax_lib.metrics`:
 
-    * "test_loss": mean token cross-entropy;
+    * "test_loss": mean token cross-entropy; "accuracy": teacher-forced accuracy, overall and on
+      each planted construction (:func:`construction_accuracy`);
     * "density" {type: [layer][head]}: mean share of the allowed keys with non-zero weight
       (allowed: real source tokens, or the causal prefix for decoder self-attention);
       "density_hist" {type: counts} over "density_bins" (row densities of all heads);
@@ -367,11 +455,14 @@ def analyse(model, arrays, example_index=0):
     * encoder self-attention heads, [layer][head]: "positional_prev"/"positional_next" (mean
       weight on the previous/next token), "merging" (the paper's subword-merging score, single-
       piece words scoring p_ii), "merging_multi" (only words of ≥ 2 pieces), "interrogation"
-      (weight of interrogative words on "?");
+      (weight of interrogative words on "?"), "positional_compound" (weight of the first piece
+      of a two-word noun's second word on the piece before it), "marker" (weight of the words of
+      a marker question on its "?") and "marker_sink" (the sink check: weight of the words of a
+      statement on its final ".");
     * context heads, [layer][head]: "alignment_mass" (attention on gold-aligned source pieces) and
       "alignment_aer" (AER of the argmax alignment); per layer, heads averaged:
       "alignment_layer_mass", "alignment_layer_aer";
-    * "maps": for the best head of each of positional_prev, merging_multi, interrogation and
+    * "maps": for the best head of each of positional_compound, merging_multi, marker and
       alignment_mass, its (layer, head, score, α) and its attention map on pair ``example_index``;
     * "skipped": {key: reason} for the analyses above that ``arrays`` cannot support
       (:func:`unmeasurable`); those keys are absent.
@@ -389,7 +480,7 @@ def analyse(model, arrays, example_index=0):
     weights = {k: np.asarray(v) for k, v in weights.items()}  # (layers, N, H, Lq, Lk)
     masks = _masks(arrays, model.pad_id)
     skip = unmeasurable(arrays, model.config.num_heads)
-    out = {"test_loss": round(loss, 4)}
+    out = {"test_loss": round(loss, 4), "accuracy": construction_accuracy(logits, arrays)}
     out.update(_density_results(weights, masks, np.linspace(0.0, 1.0, model.config.density_bins + 1)))
     if "js" not in skip:
         out.update(_diversity_results(weights, masks))

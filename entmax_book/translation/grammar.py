@@ -4,7 +4,9 @@ A token is ``(word, keys)``: an English and a German token are aligned iff their
 intersect. :class:`Generator` samples a clause structure (subject, verb, tense, objects,
 prepositional phrase) from the :mod:`~entmax_book.translation.lexicon`, then linearises it in
 both languages: English statements and questions with do-support, German verb-second main
-clauses, verb-first questions and verb-final subordinate clauses.
+clauses, verb-first questions and verb-final subordinate clauses. Some yes/no questions
+are asked by the final "?" alone ("the dog sleeps ?"), so that the German word order depends on
+a marker token at the other end of the sentence.
 """
 
 from __future__ import annotations
@@ -40,9 +42,21 @@ from entmax_book.translation.lexicon import (
     Verb,
 )
 
-__all__ = ["Clause", "Generator", "NounPhrase", "PrepositionalPhrase", "Token", "aligned_words"]
+__all__ = [
+    "MARKER_QUESTION_SHARE",
+    "Clause",
+    "Generator",
+    "NounPhrase",
+    "PrepositionalPhrase",
+    "Token",
+    "aligned_words",
+]
 
 Token = tuple[str, frozenset]
+
+#: Share of questions asked by the final "?" alone, in statement word order (a marker question,
+#: see :data:`~entmax_book.translation.lexicon.AUXILIARIES`).
+MARKER_QUESTION_SHARE = 0.3
 
 
 def _tok(word: str, *keys: int) -> Token:
@@ -445,13 +459,17 @@ class Generator:
                 options.append("where")
             if clause.verb.how and not clause.pp:
                 options.append("how")
-        clause.wh = self.rng.choice(options)
+        marker = self.rng.random() < MARKER_QUESTION_SHARE
+        clause.wh = None if marker else self.rng.choice(options)
         if clause.wh == "where" and clause.pp is not None and clause.pp.kind == "loc":
             clause.pp = None  # "where does the teacher live ?"
         if clause.wh == "subject":
             self._make_wh(clause.subject, dative=False)
         elif clause.wh == "object":
             self._make_wh(clause.obj, dative=clause.verb.kind == "dat")
+        if marker:
+            # "the dog sleeps ?" → "schläft der Hund ?": the German order hangs on the final "?".
+            return clause.english_statement(), clause.german_question(), True
         return clause.english_question(), clause.german_question(), True
 
     def _make_wh(self, np: NounPhrase, dative: bool) -> None:

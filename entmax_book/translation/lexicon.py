@@ -15,6 +15,11 @@ INTERROGATIVES: frozenset[str] = frozenset({"what", "who", "where", "when", "why
 
 RARE_WEIGHT = 0.25  # relative sampling weight of nouns marked rare
 
+#: English words that open a question by inversion ("does the dog sleep ?"). A question that
+#: opens with none of them and has no interrogative word is a *marker question* ("the dog
+#: sleeps ?"): only its final "?" tells that the German verb comes first ("schläft der Hund ?").
+AUXILIARIES: frozenset[str] = frozenset({"do", "does", "is", "are", "am", "can", "must", "has", "have"})
+
 ANIMATE = frozenset({"person", "animal"})
 INANIMATE = frozenset({"thing", "food", "reading", "vehicle", "place"})
 ANY = ANIMATE | INANIMATE
@@ -73,8 +78,8 @@ NOUNS = _nouns(
     *firefighter|firefighters|m|Feuerwehrmann|Feuerwehrmänner|person
     *shopkeeper|shopkeepers|m|Ladenbesitzer|Ladenbesitzer|person
     *headmistress|headmistresses|f|Schulleiterin|Schulleiterinnen|person
-    *kindergarten teacher|kindergarten teachers|f|Kindergärtnerin|Kindergärtnerinnen|person
-    *bus driver|bus drivers|m|Busfahrer|Busfahrer|person
+    kindergarten teacher|kindergarten teachers|f|Kindergärtnerin|Kindergärtnerinnen|person
+    bus driver|bus drivers|m|Busfahrer|Busfahrer|person
     dog|dogs|m|Hund|Hunde|animal
     cat|cats|f|Katze|Katzen|animal
     horse|horses|n|Pferd|Pferde|animal
@@ -94,21 +99,21 @@ NOUNS = _nouns(
     picture|pictures|n|Bild|Bilder|thing
     chair|chairs|m|Stuhl|Stühle|thing
     table|tables|m|Tisch|Tische|thing
-    *kitchen table|kitchen tables|m|Küchentisch|Küchentische|thing
+    kitchen table|kitchen tables|m|Küchentisch|Küchentische|thing
     hat|hats|m|Hut|Hüte|thing
     *umbrella|umbrellas|m|Regenschirm|Regenschirme|thing
     *raincoat|raincoats|m|Regenmantel|Regenmäntel|thing
     *toothbrush|toothbrushes|f|Zahnbürste|Zahnbürsten|thing
     apple|apples|m|Apfel|Äpfel|food
     cake|cakes|m|Kuchen|Kuchen|food
-    *birthday cake|birthday cakes|m|Geburtstagskuchen|Geburtstagskuchen|food
+    birthday cake|birthday cakes|m|Geburtstagskuchen|Geburtstagskuchen|food
     strawberry|strawberries|f|Erdbeere|Erdbeeren|food
     *sandwich|sandwiches|n|Butterbrot|Butterbrote|food
     book|books|n|Buch|Bücher|reading
-    *picture book|picture books|n|Bilderbuch|Bilderbücher|reading
+    picture book|picture books|n|Bilderbuch|Bilderbücher|reading
     newspaper|newspapers|f|Zeitung|Zeitungen|reading
     letter|letters|m|Brief|Briefe|reading
-    *fairy tale|fairy tales|n|Märchen|Märchen|reading
+    fairy tale|fairy tales|n|Märchen|Märchen|reading
     *map|maps|f|Landkarte|Landkarten|reading
     *timetable|timetables|m|Fahrplan|Fahrpläne|reading
     car|cars|n|Auto|Autos|vehicle
@@ -116,7 +121,7 @@ NOUNS = _nouns(
     *motorcycle|motorcycles|n|Motorrad|Motorräder|vehicle
     train|trains|m|Zug|Züge|vehicle
     bus|buses|m|Bus|Busse|vehicle
-    *fire engine|fire engines|n|Feuerwehrauto|Feuerwehrautos|vehicle
+    fire engine|fire engines|n|Feuerwehrauto|Feuerwehrautos|vehicle
     house|houses|n|Haus|Häuser|place
     garden|gardens|m|Garten|Gärten|place
     school|schools|f|Schule|Schulen|place
@@ -126,16 +131,23 @@ NOUNS = _nouns(
     village|villages|n|Dorf|Dörfer|place
     forest|forests|m|Wald|Wälder|place
     *hospital|hospitals|n|Krankenhaus|Krankenhäuser|place
-    *train station|train stations|m|Bahnhof|Bahnhöfe|place
+    train station|train stations|m|Bahnhof|Bahnhöfe|place
     *library|libraries|f|Bibliothek|Bibliotheken|place
     *playroom|playrooms|n|Spielzimmer|Spielzimmer|place
     *airport|airports|m|Flughafen|Flughäfen|place
     *bakery|bakeries|f|Bäckerei|Bäckereien|place
     *museum|museums|n|Museum|Museen|place
     zoo|zoos|m|Zoo|Zoos|place
-    *fire station|fire stations|f|Feuerwache|Feuerwachen|place
+    fire station|fire stations|f|Feuerwache|Feuerwachen|place
     *lighthouse|lighthouses|m|Leuchtturm|Leuchttürme|place
     """
+)
+
+#: English nouns written as two words ("kitchen table" → "Küchentisch"), as word pairs. The
+#: German word for the second word depends on the word before it ("table" alone is "Tisch"):
+#: the corpus's planted previous-token dependency. None is rare, so that it is frequent.
+TWO_WORD_NOUNS: frozenset[tuple[str, str]] = frozenset(
+    tuple(name.split()) for noun in NOUNS for name in (noun.en_sg, noun.en_pl) if " " in name
 )
 
 

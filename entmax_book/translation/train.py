@@ -254,7 +254,7 @@ def _evaluate(history, model, params, evaluate, step):
     return time.perf_counter() - start
 
 
-def train(model, arrays, *, desc="train", evaluate=None, eval_steps=()):
+def train(model, arrays, *, desc="train", evaluate=None, eval_steps=(), stop_after=None):
     """Train ``model`` in place on teacher-forced batches of ``arrays``, with ``model.config``.
 
     Shows a progress bar with the step, the loss and (for learned α) the mean α where someone
@@ -278,6 +278,8 @@ def train(model, arrays, *, desc="train", evaluate=None, eval_steps=()):
         and BLEU), called with the model's current weights after each step in ``eval_steps``;
         its time is not counted in "seconds".
       eval_steps: the steps (1 … ``steps``) after which ``evaluate`` runs.
+      stop_after: stop after this many steps of the config's schedule (default: all
+        ``config.steps``), e.g. to rerun the start of a longer run.
 
     Returns:
       History dict (JSON-serialisable): "step" and "loss" (mean loss since the previous
@@ -287,9 +289,12 @@ def train(model, arrays, *, desc="train", evaluate=None, eval_steps=()):
       step) and, with ``evaluate``, "eval" (its numbers by step).
     """
     config = model.config
+    last = config.steps if stop_after is None else stop_after
+    if isinstance(last, bool) or not isinstance(last, numbers.Integral) or not 1 <= last <= config.steps:
+        raise ValueError(f"stop_after must be a step in 1 … {config.steps}, got {stop_after!r}.")
     columns = {k: np.asarray(arrays[k], np.int32) for k in ("src", "tgt_in", "tgt_out")}
     devices = jax.local_devices()
-    eval_steps = _eval_steps(evaluate, eval_steps, config.steps)
+    eval_steps = _eval_steps(evaluate, eval_steps, last)
     minibatches = _minibatches(model, columns, devices)
     optimizer = make_optimizer(config)
     graphdef, params, rest = nnx.split(model, nnx.Param, ...)
@@ -303,15 +308,15 @@ def train(model, arrays, *, desc="train", evaluate=None, eval_steps=()):
     rates = (config.dropout, config.attention_dropout, config.ffn_dropout)
     dropout_key = jax.random.key(config.seed) if any(rates) else None
     start, running = time.perf_counter(), []
-    with progress_bars.progress(config.steps, desc=desc) as bar:
-        for step in range(1, config.steps + 1):
+    with progress_bars.progress(last, desc=desc) as bar:
+        for step in range(1, last + 1):
             key = None if dropout_key is None else jax.random.fold_in(dropout_key, step)
             params, opt_state, loss = step_fn(params, rest, opt_state, place(next(minibatches)), key)
             running.append(loss)
             if step == 1:
                 loss.block_until_ready()
                 history["compile_seconds"] = time.perf_counter() - start
-            if step % config.record_every == 0 or step == config.steps:
+            if step % config.record_every == 0 or step == last:
                 _record(history, running, step, model, params, bar)
                 running = []
             if step in eval_steps:

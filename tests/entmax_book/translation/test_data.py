@@ -4,8 +4,15 @@ import numpy as np
 import pytest
 
 from entmax_book.translation.corpus import Example
-from entmax_book.translation.data import batches, encode_examples, required_lengths
+from entmax_book.translation.data import (
+    CONSTRUCTIONS,
+    batches,
+    encode_examples,
+    is_marker_question,
+    required_lengths,
+)
 from entmax_book.translation.lexicon import INTERROGATIVES
+from entmax_book.translation.tokenizer import train_tokenizer
 
 
 def test_encode_examples_layout(tokenizer, examples):
@@ -22,6 +29,11 @@ def test_encode_examples_layout(tokenizer, examples):
         "align": (n, T + 3, S + 2),
         "src_question": (n, S + 2),
         "src_interrogative": (n, S + 2),
+        "src_compound_head": (n, S + 2),
+        "src_marker": (n, S + 2),
+        "tgt_compound": (n, T + 3),
+        "tgt_multi_piece": (n, T + 3),
+        "tgt_marker": (n, T + 3),
     }
     assert arrays["src"].dtype == np.int32 and arrays["align"].dtype == np.float32
     for i, e in enumerate(examples):
@@ -86,3 +98,56 @@ def test_batches_cover_every_example_reproducibly():
     assert len([next(endless) for _ in range(7)]) == 7
     with pytest.raises(ValueError, match="different lengths"):
         next(batches({"x": np.arange(3), "y": np.arange(4)}, 2, seed=0))
+
+
+def test_planted_constructions_by_hand():
+    """Each planted dependency is found where it is, and nowhere else."""
+    tokenizer = train_tokenizer(
+        ["the kitchen table stands ?", "steht der Küchentisch ?", "does the table stand ?"],
+        vocab_size=60,
+    )
+    pairs = [
+        Example(
+            "the kitchen table stands ?",
+            "steht der Küchentisch ?",
+            ((0, 1), (1, 2), (2, 2), (3, 0), (4, 3)),
+        ),
+        Example("does the table stand ?", "steht der Tisch ?", ((0, 0), (1, 1), (2, 2), (3, 0), (4, 3))),
+    ]
+    arrays = encode_examples(pairs, tokenizer, 12, 12)
+    words = [tokenizer.word_ids(p.src) for p in pairs]
+    head = np.flatnonzero(np.asarray(words[0]) == 2)  # "table" after "kitchen"
+    assert np.flatnonzero(arrays["src_compound_head"][0]).tolist() == head.tolist()
+    assert not arrays["src_compound_head"][1].any()  # "table" after "the" is not a compound
+    tgt_words = arrays["tgt_words"][0]
+    assert np.array_equal(arrays["tgt_compound"][0], tgt_words == 2)  # "Küchentisch"
+    assert arrays["tgt_marker"].tolist()[0][:2] == [True, False]  # first German piece only
+    assert not arrays["tgt_marker"][1].any()  # "does" asks the question: no marker question
+    real = np.asarray(words[0]) != 4  # every piece but the "?"
+    assert arrays["src_marker"][0, : len(real)].tolist() == real.tolist()
+
+
+@pytest.mark.parametrize(
+    ("src", "marker"),
+    [
+        ("the dog sleeps ?", True),
+        ("does the dog sleep ?", False),
+        ("who sleeps ?", False),
+        ("the dog sleeps .", False),
+        ("can the dog sleep ?", False),
+    ],
+)
+def test_marker_questions(src, marker):
+    assert is_marker_question(src) is marker
+
+
+def test_generated_corpus_carries_every_planted_construction(tokenizer, examples):
+    """Marker questions translate to verb-first German; every construction occurs in 400 pairs."""
+    arrays = encode_examples(examples, tokenizer, *required_lengths(examples, tokenizer))
+    for name in CONSTRUCTIONS:
+        assert arrays[name].any(1).mean() > 0.03, name
+    markers = [e for e in examples if is_marker_question(e.src)]
+    assert markers
+    for example in markers:  # inverted: the German opens with the verb, not the English subject
+        first = {i for i, j in example.alignment if j == 0}
+        assert first and 0 not in first, example

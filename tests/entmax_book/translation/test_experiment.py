@@ -26,7 +26,7 @@ from entmax_lib.attention import ALPHA_MAX, ALPHA_MIN
 TINY = {
     "n_train": 160,
     "n_valid": 8,
-    "n_test": 16,
+    "n_test": 48,
     "vocab_size": 160,
     "d_model": 16,
     "num_heads": 2,
@@ -71,8 +71,11 @@ def test_result_has_documented_keys_and_is_json(result):
             assert density.shape == alpha.shape and np.all((density > 0) & (density <= 1))
             assert len(model["js"][kind]) == TINY["num_layers"]
             assert sum(model["density_hist"][kind]) > 0
-        for key in ("positional_prev", "merging", "interrogation", "alignment_mass"):
+        keys = ("positional_prev", "merging", "interrogation", "alignment_mass")
+        for key in (*keys, "positional_compound", "marker", "marker_sink"):
             assert np.asarray(model[key]).shape == (TINY["num_layers"], TINY["num_heads"])
+        assert set(model["accuracy"]) == {"tokens", "tgt_compound", "tgt_multi_piece", "tgt_marker"}
+        assert all(0 <= value <= 1 for value in model["accuracy"].values())
         assert model["skipped"] == {}
     assert result["skipped"] == {}
 
@@ -289,15 +292,29 @@ def test_unmeasurable_names_what_the_split_lacks():
     arrays = {
         "src_words": np.array([[0, 0, 1, -1], [0, 1, 2, -1]]),
         "src_interrogative": np.array([[0, 1, 0, 0], [0, 0, 0, 0]], bool),
+        "src_question": np.array([[0, 0, 1, 0], [0, 0, 0, 0]], bool),
+        "src_compound_head": np.array([[0, 0, 0, 0], [0, 1, 0, 0]], bool),
+        "src_marker": np.array([[1, 1, 0, 0], [0, 0, 0, 0]], bool),
         "align": np.ones((2, 3, 4)),
     }
     assert unmeasurable(arrays, num_heads=2) == {}
     assert set(unmeasurable(arrays, num_heads=1)) == {"js"}
     single = {**arrays, "src_words": np.array([[0, 1, 2, -1], [0, 1, -1, -1]])}
     assert set(unmeasurable(single, num_heads=2)) == {"merging_multi"}
-    plain = {**arrays, "src_interrogative": np.zeros((2, 4), bool), "align": np.zeros((2, 3, 4))}
+    no = np.zeros((2, 4), bool)
+    plain = {
+        **arrays,
+        "src_interrogative": no,
+        "src_compound_head": no,
+        "src_marker": no,
+        "src_question": np.ones((2, 4), bool),
+        "align": np.zeros((2, 3, 4)),
+    }
     assert set(unmeasurable(plain, num_heads=2)) == {
         "interrogation",
+        "positional_compound",
+        "marker",
+        "marker_sink",
         "alignment_mass",
         "alignment_aer",
         "alignment_layer_mass",
@@ -334,6 +351,8 @@ def test_run_experiment_reports_what_it_cannot_measure(tmp_path):
         "js",
         "merging_multi",
         "interrogation",
+        "positional_compound",
+        "marker",
         "alignment_mass",
         "alignment_aer",
         "alignment_layer_mass",
@@ -342,7 +361,7 @@ def test_run_experiment_reports_what_it_cannot_measure(tmp_path):
     model = result["models"]["softmax"]
     assert model["skipped"] == result["skipped"] and not set(model) & set(result["skipped"])
     assert 0 <= model["bleu"] <= 100 and np.asarray(model["positional_prev"]).shape == (1, 1)
-    assert set(model["maps"]) == {"positional_prev"}
+    assert model["maps"] == {}  # each map's analysis is skipped
 
 
 # --- options for longer runs: dropout, label smoothing, schedules, α learning rate ---------------
@@ -544,3 +563,16 @@ def test_data_prepared_with_other_length_caps_are_refused_before_training(monkey
     monkeypatch.setattr(experiment, "train", lambda *a, **k: pytest.fail("training started"))
     with pytest.raises(ValueError, match="prepared with max_src_len"):
         run_experiment(config, data=data, max_src_len=28)
+
+
+def test_stop_after_runs_the_start_of_the_same_schedule():
+    """Stopping after 4 of 8 steps gives the first records of the whole run, and is checked."""
+    rng = np.random.default_rng(3)
+    arrays = {k: rng.integers(4, 30, (16, 6)).astype(np.int32) for k in ("src", "tgt_in", "tgt_out")}
+    settings = {"steps": 8, "batch_size": 8, "warmup_steps": 4, "record_every": 2}
+    start = train(_model(**settings), arrays, stop_after=4)
+    whole = train(_model(**settings), arrays)
+    assert start["step"] == [2, 4] and whole["step"] == [2, 4, 6, 8]
+    np.testing.assert_allclose(start["loss"], whole["loss"][:2], rtol=1e-6)
+    with pytest.raises(ValueError, match="stop_after"):
+        train(_model(**settings), arrays, stop_after=9)

@@ -1,0 +1,117 @@
+"""Chapter 5's shipped record still matches the code that made it.
+
+* every run of ``translation_record.RUNS`` is recorded, with its provenance and its weights, and
+  its config is the one the code defines today (a changed default or a changed run fails here);
+* every run reached its plateau: its validation token accuracy rose by less than
+  ``PLATEAU_GAIN`` over the last quarter of the run (:func:`translation_record.plateaued`);
+* a recorded checkpoint, loaded into a fresh model, reproduces its recorded test loss and
+  accuracies (the float16 weights move the loss by well under 1 %) and its greedy BLEU;
+* the first 50 steps of a recorded config, rerun now, reproduce the recorded mean training loss
+  over those steps (relative 2e-2) and the α after them (absolute 2e-3): the same corpus,
+  initial weights, batches, dropout masks and schedule;
+* the record stays under 25 MB.
+"""
+
+import dataclasses
+import math
+import re
+
+import numpy as np
+import pytest
+
+from entmax_book import record, translation_record
+from entmax_book.translation.model import Transformer, load_weights
+from entmax_book.translation.train import train
+
+RUNS = list(translation_record.RUNS)
+RECORDS = {name: record.load(translation_record.EXPERIMENT, name) for name in RUNS}
+
+
+def _same(recorded, current, where=""):
+    """Recorded (JSON, 7 digits) and current config values agree."""
+    if isinstance(current, float) and isinstance(recorded, int | float):
+        assert math.isclose(recorded, current, rel_tol=1e-6), where
+    elif isinstance(current, list | tuple):
+        assert isinstance(recorded, list) and len(recorded) == len(current), where
+        for i, (r, c) in enumerate(zip(recorded, current, strict=True)):
+            _same(r, c, f"{where}[{i}]")
+    else:
+        assert recorded == current, where
+
+
+@pytest.mark.parametrize("name", RUNS)
+def test_the_recorded_config_is_the_code_s_config(name):
+    config = dataclasses.asdict(translation_record.config_for(name))
+    recorded = RECORDS[name]["provenance"]["config"]
+    assert set(recorded) == set(config), f"{name}: the config's fields changed; record again"
+    for key, value in config.items():
+        _same(recorded[key], value, f"{name}.{key}")
+
+
+@pytest.mark.parametrize("name", RUNS)
+def test_every_run_has_its_provenance_and_weights(name):
+    p = RECORDS[name]["provenance"]
+    assert re.fullmatch(r"[0-9a-f]{40}", p["commit"]) and p["uncommitted_changes"] is False
+    assert p["versions"]["jax"] and p["versions"]["flax"] and p["versions"]["entmax_lib"]
+    assert p["wall_seconds"] > 0 and p["cpu_seconds"] > 0 and p["machine"]["cpu"]
+    assert "translation_record" in p["command"]
+    arrays = record.load_arrays(translation_record.EXPERIMENT, name)
+    assert any(key.endswith("alpha_logit") for key in arrays) == ("alpha" in name)
+
+
+@pytest.mark.parametrize("name", RUNS)
+def test_every_run_reached_its_plateau(name):
+    result = RECORDS[name]["result"]
+    curve = result["history"]["eval"]
+    steps = translation_record.config_for(name).steps
+    every = translation_record.VALID_EVERY
+    assert curve["step"] == list(range(every, steps + 1, every))
+    assert result["plateau"] is translation_record.plateaued(curve) is True
+
+
+def _model(name):
+    config = translation_record.config_for(name)
+    data = translation_record.data_for(config)
+    model = Transformer(config, config.normalisers[0], data["tokenizer"].vocab_size)
+    return model, data
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", ["softmax_seed0", "entmax15_seed1", "alpha_entmax_seed2"])
+def test_a_recorded_checkpoint_reproduces_its_test_scores(name):
+    model, data = _model(name)
+    load_weights(model, record.load_arrays(translation_record.EXPERIMENT, name))
+    recorded = RECORDS[name]["result"]["test"]
+    again = translation_record.evaluate(model, data)
+    assert again["loss"] == pytest.approx(recorded["loss"], rel=1e-2)
+    for key, value in recorded["accuracy"].items():
+        assert again["accuracy"][key] == pytest.approx(value, abs=1e-2), key
+    assert again["bleu"] == pytest.approx(recorded["bleu"], abs=1.0)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", ["softmax_seed0", "alpha_entmax_seed1", "alpha_frozen_seed0"])
+def test_the_start_of_each_recorded_curve_is_reproduced(name):
+    model, data = _model(name)
+    config = model.config
+    history = train(model, data["arrays"]["train"], stop_after=config.record_every)
+    recorded = RECORDS[name]["result"]["history"]
+    assert recorded["step"][0] == history["step"][0] == config.record_every
+    assert history["loss"][0] == pytest.approx(recorded["loss"][0], rel=2e-2)
+    for kind, trajectory in history["alpha"].items():  # initial α, then α after the first steps
+        np.testing.assert_allclose(trajectory[:2], recorded["alpha"][kind][:2], atol=2e-3, err_msg=kind)
+
+
+def test_the_record_is_small():
+    folder = record.RECORDS / translation_record.EXPERIMENT
+    files = {p.name: p.stat().st_size for p in folder.iterdir() if p.suffix in (".json", ".npz")}
+    assert set(files) == {f"{name}{suffix}" for name in RUNS for suffix in (".json", ".npz")}
+    assert sum(files.values()) < 25e6, files
+
+
+def test_the_command_refuses_an_unknown_run_before_training(tmp_path, monkeypatch):
+    monkeypatch.setattr(translation_record, "train", lambda *a, **k: pytest.fail("trained"))
+    with pytest.raises(SystemExit):
+        translation_record.main(["--out", str(tmp_path), "--only", "softmax_seed9"])
+    with pytest.raises(ValueError, match="unknown run"):
+        translation_record.config_for("softmax_seed9")
