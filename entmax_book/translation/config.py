@@ -3,8 +3,10 @@
 :class:`TranslationConfig` is read directly by data preparation
 (:func:`~entmax_book.translation.experiment.prepare_data`), the model
 (:class:`~entmax_book.translation.model.Transformer`), the training loop
-(:func:`~entmax_book.translation.train.train`) and the analyses. Its defaults are Chapter 5's
-settings; :data:`PAPER_SCALE` is the paper's. Change settings with
+(:func:`~entmax_book.translation.train.train`) and the analyses. Its defaults are a quick run
+of a few minutes on a CPU; Chapter 5's recorded runs use
+:data:`entmax_book.translation_record.RECIPE` (the paper's recipe, small), and
+:data:`PAPER_SCALE` is the paper's scale. Change settings with
 ``dataclasses.replace(config, steps=4000)``: every value is checked again, before any data are
 prepared or any model is trained.
 """
@@ -34,7 +36,7 @@ def _is_real(value):
 
 @dataclasses.dataclass(frozen=True)
 class TranslationConfig:
-    """The settings of Chapter 5's experiment: data, model, training and analysis.
+    """The settings of a translation experiment: data, model, training and analysis.
 
     Data (generated English→German pairs; pairs longer than the caps, in pieces, are skipped):
       n_train, n_valid, n_test: pairs per split. corpus_seed: seed of the generated corpus and
