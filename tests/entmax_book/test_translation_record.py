@@ -2,8 +2,8 @@
 
 * every run of ``translation_record.RUNS`` is recorded, with its provenance and its weights, and
   its config is the one the code defines today (a changed default or a changed run fails here);
-* every run reached its plateau: its validation token accuracy rose by less than
-  ``PLATEAU_GAIN`` over the last quarter of the run (:func:`translation_record.plateaued`);
+* every run has its validation curve, and its recorded plateau flag is the code's criterion
+  (:func:`translation_record.plateaued`) applied to that curve;
 * a recorded checkpoint, loaded into a fresh model, reproduces its recorded test loss and
   accuracies (the float16 weights move the loss by well under 1 %) and its greedy BLEU;
 * the first 50 steps of a recorded config, rerun now, reproduce the recorded mean training loss
@@ -60,13 +60,17 @@ def test_every_run_has_its_provenance_and_weights(name):
 
 
 @pytest.mark.parametrize("name", RUNS)
-def test_every_run_reached_its_plateau(name):
+def test_every_run_has_its_validation_curve_and_plateau_flag(name):
+    """The curve is measured every VALID_EVERY steps to the end, and the recorded plateau flag is
+    today's criterion applied to it (a changed criterion fails here). Whether the runs reached
+    it is reported by Chapter 5, not assumed."""
     result = RECORDS[name]["result"]
     curve = result["history"]["eval"]
     steps = translation_record.config_for(name).steps
     every = translation_record.VALID_EVERY
     assert curve["step"] == list(range(every, steps + 1, every))
-    assert result["plateau"] is translation_record.plateaued(curve) is True
+    assert all(0.0 < a < 1.0 for a in curve["valid_accuracy"])
+    assert result["plateau"] is translation_record.plateaued(curve)
 
 
 def _model(name):
