@@ -14,6 +14,7 @@ files already written.
 
 from __future__ import annotations
 
+import argparse
 import datetime
 import importlib.metadata
 import io
@@ -27,7 +28,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-__all__ = ["RECORDS", "provenance", "save", "load", "load_arrays", "record_runs"]
+__all__ = ["RECORDS", "command", "provenance", "save", "load", "load_arrays", "record_runs"]
 
 #: The folder of the shipped records (inside the installed package, so Colab finds them too).
 RECORDS = Path(__file__).resolve().parent / "records"
@@ -228,3 +229,29 @@ def record_runs(runs: dict[str, Callable[[dict], tuple[dict, dict]]], folder, on
         done[name] = load("", name, folder)
         print(f"{name}: {wall:.0f} s wall, {cpu:.0f} s CPU → {path}", file=sys.stderr)
     return done
+
+
+def command(experiment: str, runs: dict, description: str, argv=None) -> dict:
+    """The command line of an experiment's record module (``python -m entmax_book.<experiment>_record``).
+
+    Options: ``--out FOLDER`` (default: the shipped records of ``experiment``), ``--only NAME …``
+    (record only these runs; an unknown name stops the command before any training) and
+    ``--force`` (record again runs already recorded).
+
+    Args:
+      experiment: the experiment's folder under :data:`RECORDS` (``"toy"``, ``"translation"``).
+      runs: name → function, as for :func:`record_runs`.
+      description: the command's one-line description.
+      argv: the arguments (default: ``sys.argv[1:]``).
+
+    Returns:
+      what :func:`record_runs` returns.
+    """
+    parser = argparse.ArgumentParser(
+        prog=f"python -m entmax_book.{experiment}_record", description=description
+    )
+    parser.add_argument("--out", default=str(RECORDS / experiment), help="folder of the records")
+    parser.add_argument("--only", nargs="+", choices=list(runs), help="record only these runs")
+    parser.add_argument("--force", action="store_true", help="record again runs already recorded")
+    args = parser.parse_args(argv)
+    return record_runs(runs, args.out, only=args.only, force=args.force)

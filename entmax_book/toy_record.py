@@ -22,7 +22,6 @@ loads them. The runs, one condition changed at a time:
 
 from __future__ import annotations
 
-import argparse
 import dataclasses
 
 from entmax_book import record, toy
@@ -72,16 +71,9 @@ def _recorder(name):
 
 
 def main(argv=None) -> dict:
-    """The command line: record the runs that are missing (all with ``--force``)."""
-    parser = argparse.ArgumentParser(
-        prog="python -m entmax_book.toy_record", description=__doc__.split("\n")[0]
-    )
-    parser.add_argument("--out", default=str(record.RECORDS / EXPERIMENT), help="folder of the records")
-    parser.add_argument("--only", nargs="+", choices=list(RUNS), help="record only these runs")
-    parser.add_argument("--force", action="store_true", help="record again runs already recorded")
-    args = parser.parse_args(argv)
+    """The command line: record the runs that are missing (see :func:`entmax_book.record.command`)."""
     runs = {name: _recorder(name) for name in RUNS}
-    return record.record_runs(runs, args.out, only=args.only, force=args.force)
+    return record.command(EXPERIMENT, runs, __doc__.split("\n")[0], argv)
 
 
 if __name__ == "__main__":

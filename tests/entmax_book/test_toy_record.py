@@ -13,27 +13,15 @@
 """
 
 import dataclasses
-import math
 import re
 
 import numpy as np
 import pytest
+from recorded_config import assert_same
 
 from entmax_book import record, toy, toy_record
 
 RECORDS = {name: record.load(toy_record.EXPERIMENT, name) for name in toy_record.RUNS}
-
-
-def _same(recorded, current, where=""):
-    """Recorded (JSON, 7 digits) and current config values agree."""
-    if isinstance(current, float) and isinstance(recorded, int | float):
-        assert math.isclose(recorded, current, rel_tol=1e-6), where
-    elif isinstance(current, list | tuple):
-        assert isinstance(recorded, list) and len(recorded) == len(current), where
-        for i, (r, c) in enumerate(zip(recorded, current, strict=True)):
-            _same(r, c, f"{where}[{i}]")
-    else:
-        assert recorded == current, where
 
 
 @pytest.mark.parametrize("name", list(toy_record.RUNS))
@@ -42,7 +30,7 @@ def test_the_recorded_config_is_the_code_s_config(name):
     recorded = RECORDS[name]["provenance"]["config"]
     assert set(recorded) == set(config), f"{name}: the config's fields changed; record again"
     for key, value in config.items():
-        _same(recorded[key], value, f"{name}.{key}")
+        assert_same(recorded[key], value, f"{name}.{key}")
     assert RECORDS[name]["result"]["config"] == recorded
 
 
