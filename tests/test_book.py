@@ -5,6 +5,7 @@ These run in seconds and need no kernel: they read ``_config.yml``, ``_toc.yml``
 nbval's job (``pytest --nbval-lax chapters/``) and ``jupyter-book build``'s.
 """
 
+import ast
 import json
 import re
 from pathlib import Path
@@ -294,3 +295,60 @@ def test_solutions_are_executed_code_not_markdown(path):
             elif in_solution and CODE_FENCE.search(part):
                 problems.append(f"cell {index}")
     assert not problems, f"{path.name}: solution code in markdown (make it a code cell): {problems}"
+
+
+# (6) Checks out of the reader's way: the asserts that keep the book honest run in hidden cells.
+
+HIDING_TAG = "remove-cell"
+# Every tag a notebook cell may carry. Jupyter Book's other hiding tags (hide-input, hide-cell,
+# remove-input, remove-output, ...) would give the book a second way to hide: one is enough.
+ALLOWED_CELL_TAGS = {HIDING_TAG}
+
+
+def is_check(statement):
+    """An ``assert`` statement, or a call such as ``np.testing.assert_allclose(...)``."""
+    if isinstance(statement, ast.Assert):
+        return True
+    if isinstance(statement, ast.Expr) and isinstance(statement.value, ast.Call):
+        func = statement.value.func
+        name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
+        return name.startswith("assert")
+    return False
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=notebook_id)
+def test_cell_tags_are_known_and_hide_one_way(path):
+    unknown = {
+        index: sorted(set(tags) - ALLOWED_CELL_TAGS)
+        for index, cell in enumerate(load_notebook(path)["cells"])
+        if set(tags := cell.get("metadata", {}).get("tags", [])) - ALLOWED_CELL_TAGS
+    }
+    assert not unknown, (
+        f"{path.name}: cell tags outside {sorted(ALLOWED_CELL_TAGS)}: {unknown}; to hide a cell, "
+        f"tag it {HIDING_TAG!r} (the book's only hiding tag)"
+    )
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=notebook_id)
+def test_checks_are_in_hidden_cells(path):
+    """A visible code cell shows an idea or a result; the asserts that check it go in the code
+    cell right after it, tagged ``remove-cell`` (executed by nbval and by the build, not shown on
+    the page). So no untagged code cell may hold a top-level ``assert`` or a top-level call of a
+    function whose name starts with ``assert`` (``np.testing.assert_allclose``, ...). Asserts
+    inside functions and loops are part of the code a reader studies and may stay. IPython lines
+    (``%magic``, ``!shell``) are skipped before parsing."""
+    visible_checks = []
+    for index, cell in enumerate(load_notebook(path)["cells"]):
+        if cell["cell_type"] != "code" or HIDING_TAG in cell.get("metadata", {}).get("tags", []):
+            continue
+        lines = cell_source(cell).splitlines()
+        python = "\n".join("" if line.lstrip().startswith(("%", "!")) else line for line in lines)
+        for statement in ast.parse(python).body:
+            if is_check(statement):
+                visible_checks.append(
+                    f"cell {index}, line {statement.lineno}: {lines[statement.lineno - 1].strip()}"
+                )
+    assert not visible_checks, (
+        f"{path.name}: checks in visible cells; move them into a code cell tagged {HIDING_TAG!r} "
+        f"right after: {visible_checks}"
+    )
