@@ -7,10 +7,12 @@
 * a recorded checkpoint, loaded into a fresh model, reproduces its recorded test loss and
   accuracies (the float16 weights move the loss by well under 1 %) and its greedy BLEU;
 * the first 50 steps of a recorded config, rerun now, reproduce the recorded mean training loss
-  over those steps (relative 1e-3) and the α after them (absolute 1e-4): the same corpus,
-  initial weights, batches, dropout masks and schedule. Measured: identical to the recorded
-  digits on the latest and on Colab's versions (α within 6e-8); a changed corpus, initialisation
-  or learning rate moves them by far more;
+  over those steps (relative 1e-2) and the α after them (absolute 5e-3): the same corpus,
+  initial weights, batches, dropout masks and schedule. Measured: in a plain process, identical
+  to the recorded digits on the latest and on Colab's versions (α within 6e-8); inside this test
+  session, whose conftest turns on float64 and turns off XLA's expensive optimisations, 0.14 %
+  and α within 1.5e-3. A changed corpus or initialisation moves the loss by far more (a changed
+  setting fails the config test above);
 * the record stays under 25 MB.
 """
 
@@ -91,9 +93,9 @@ def test_the_start_of_each_recorded_curve_is_reproduced(name):
     history = train(model, data["arrays"]["train"], stop_after=config.record_every)
     recorded = RECORDS[name]["result"]["history"]
     assert recorded["step"][0] == history["step"][0] == config.record_every
-    assert history["loss"][0] == pytest.approx(recorded["loss"][0], rel=1e-3)
+    assert history["loss"][0] == pytest.approx(recorded["loss"][0], rel=1e-2)
     for kind, trajectory in history["alpha"].items():  # initial α, then α after the first steps
-        np.testing.assert_allclose(trajectory[:2], recorded["alpha"][kind][:2], atol=1e-4, err_msg=kind)
+        np.testing.assert_allclose(trajectory[:2], recorded["alpha"][kind][:2], atol=5e-3, err_msg=kind)
 
 
 def test_the_record_is_small():
