@@ -19,6 +19,7 @@
 import dataclasses
 import re
 
+import jax
 import numpy as np
 import pytest
 from recorded_config import assert_same
@@ -28,6 +29,17 @@ from entmax_book.translation.model import Transformer, load_weights
 from entmax_book.translation.train import train
 
 RUNS = list(translation_record.RUNS)
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _release_compiled_programs():
+    """Drop this module's compiled training programs and prepared corpus when it ends: on the
+    Colab floor (jaxlib 0.7.2) a later compilation in the same long test session crashed."""
+    yield
+    translation_record._data.cache_clear()
+    jax.clear_caches()
+
+
 RECORDS = {name: record.load(translation_record.EXPERIMENT, name) for name in RUNS}
 
 
