@@ -13,6 +13,19 @@
 #   make test-floor   the same tests on Colab's versions, in .venv-floor
 #   make lint         ruff check + format check
 #   make clean        remove the built book (_build); the environments stay
+#
+# The course kit (README, "Teaching with the book"):
+#
+#   make student      the student edition: every chapter without its solutions, exercises
+#                     as stubs, into student/ (committed: Colab opens it from GitHub)
+#   make course       the autograded assignments (course/assignments, Otter Grader): the
+#                     autograder zips into _build/course, the student notebooks into
+#                     student/assignments; grade one submission with
+#                     python -m tools.course grade _build/course/NAME-autograder.zip NOTEBOOK
+#   make slides       a reveal.js deck per chapter into _build/slides (executes the chapters
+#                     with nbclient, or reuses the book's outputs where the code is unchanged)
+#   make pdf          the whole book as one PDF, _build/pdf/entmax-book.pdf (needs Chromium:
+#                     apt-get install chromium)
 
 PYTHON ?= python3
 VENV ?= .venv
@@ -21,7 +34,9 @@ PINS ?=
 ARGS ?=
 
 # Colab's versions: the lower bounds in pyproject.toml must be real.
-FLOOR_PINS := jax==0.7.2 jaxlib==0.7.2 flax==0.11.2 optax==0.2.8 ipywidgets==7.7.1 "numpy==2.1.*"
+# Colab's setuptools (75) still has pkg_resources, which Otter Grader 5.x (the release that
+# accepts ipywidgets 7) imports; setuptools 81 removed it.
+FLOOR_PINS := jax==0.7.2 jaxlib==0.7.2 flax==0.11.2 optax==0.2.8 ipywidgets==7.7.1 "numpy==2.1.*" "setuptools>=77,<81"
 
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
@@ -36,7 +51,7 @@ export JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS ?= 0
 export JAX_PERSISTENT_CACHE_MIN_ENTRY_SIZE_BYTES ?= 0
 
 .DEFAULT_GOAL := help
-.PHONY: help setup book test test-floor lint clean
+.PHONY: help setup book test test-floor lint clean student course slides pdf
 
 help:
 	@sed -n '1,/^$$/p' Makefile
@@ -80,3 +95,15 @@ lint: $(STAMP)
 
 clean:
 	rm -rf _build
+
+student: $(STAMP)
+	python -m tools.student
+
+course: $(STAMP)
+	python -m tools.course
+
+slides: $(STAMP) student
+	python -m tools.slides
+
+pdf: $(STAMP) _build/.packages-stamp
+	tools/pdf.sh
