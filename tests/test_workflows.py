@@ -104,5 +104,5 @@ def test_landing_gate_runs_readme_command_lint_then_floor():
     script = (ROOT / ".ci" / "run").read_text()
     subprocess.run(["bash", "-n", str(ROOT / ".ci" / "run")], check=True)
     calls = re.findall(r"^(?:run_tests \S+ )?(make [\w-]+)\s*$", script, flags=re.M)
-    assert calls == ["make test", "make lint", "make test-floor"]
+    assert calls == ["make test", "make lint", "make slides", "make test-floor"]
     assert "set -euo pipefail" in script
