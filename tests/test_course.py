@@ -16,7 +16,7 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from tools import course, student
+from tools import course, slides, student
 
 ROOT = Path(__file__).resolve().parents[1]
 CHAPTERS = sorted((ROOT / "chapters").glob("*.ipynb"))
@@ -112,7 +112,8 @@ def test_student_notebook_opens_and_runs_like_the_chapter_up_to_the_first_exerci
     nbformat.validate(edition)
     assert student.colab_url(f"student/{chapter.name}") in edition.cells[0].source
     first = next(
-        (i for i, c in enumerate(edition.cells) if "exercise" in c.metadata.get("tags", [])), len(edition.cells)
+        (i for i, c in enumerate(edition.cells) if "exercise" in c.metadata.get("tags", [])),
+        len(edition.cells),
     )
     before = [c.source for c in edition.cells[:first] if c.cell_type == "code"]
     chapter_code = [c.source for c in _read(chapter).cells if c.cell_type == "code"]
@@ -132,7 +133,8 @@ def test_split_chapter_handles_shared_cells():
         nbformat.v4.new_code_cell("assert secret_code_a", metadata={"tags": ["remove-cell"]}),
         nbformat.v4.new_markdown_cell(
             "```{solution-end}\n```\n\n```{exercise}\n:label: chX-ex2\n\nDo B.\n```\n\n"
-            "```{solution-start} chX-ex2\n:class: dropdown\n```\n\nSecret B.\n\n```{solution-end}\n```\n\nAfter."
+            "```{solution-start} chX-ex2\n:class: dropdown\n```\n\nSecret B.\n\n"
+            "```{solution-end}\n```\n\nAfter."
         ),
     ]
     nb = nbformat.v4.new_notebook(cells=cells)
@@ -154,7 +156,9 @@ def test_split_chapter_handles_shared_cells():
 
 
 def test_stub_keeps_signatures_only():
-    stub = student._stub("chX-ex1", ['import numpy as np\n\n\ndef f(z, n=3):\n    """Doc."""\n    return z\n'])
+    stub = student._stub(
+        "chX-ex1", ['import numpy as np\n\n\ndef f(z, n=3):\n    """Doc."""\n    return z\n']
+    )
     assert "def f(z, n=3):" in stub and "raise NotImplementedError" in stub
     assert "return z" not in stub and "Doc." not in stub and "import numpy" not in stub
     assert student._stub("chX-ex2", ["x = 1"]).rstrip().endswith("...")
@@ -206,7 +210,9 @@ def test_hidden_tests_are_self_contained(master):
     for _, (_, tests) in _questions(master).items():
         for _, source in tests:
             imported = re.findall(r"^\s*(?:from|import)\s+([\w.]+)", source, flags=re.M)
-            assert not any(m.split(".")[0] in ("tests", "entmax_lib", "entmax_book") for m in imported), source
+            assert not any(m.split(".")[0] in ("tests", "entmax_lib", "entmax_book") for m in imported), (
+                source
+            )
 
 
 # ----------------------------------------------------------------------------------------
@@ -291,7 +297,11 @@ def test_reference_solutions_get_full_marks(built, name):
 def test_partly_right_submission_gets_part_of_the_marks(built, name, tmp_path):
     # The first question left as the student got it (the stub), the others solved.
     first = next(iter(_questions(ROOT / "course" / "assignments" / f"{name}.ipynb")))
-    stub = next(c.source for c in _read(built[0] / "student" / name / f"{name}.ipynb").cells if f"def {first}(" in c.source)
+    stub = next(
+        c.source
+        for c in _read(built[0] / "student" / name / f"{name}.ipynb").cells
+        if f"def {first}(" in c.source
+    )
 
     def unsolve(nb):
         (cell,) = [c for c in nb.cells if c.cell_type == "code" and f"def {first}(" in c.source]
@@ -339,3 +349,82 @@ def test_results_are_read_from_otter_json(tmp_path, monkeypatch):
 
     monkeypatch.setattr(course, "_otter", fake)
     assert course.grade(tmp_path / "x.zip", tmp_path / "x.ipynb") == (5, 8)
+
+
+# ----------------------------------------------------------------------------------------
+# The slides
+# ----------------------------------------------------------------------------------------
+
+PNG = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg=="
+
+
+def _executed_toy_chapter():
+    image = nbformat.v4.new_output("display_data", data={"image/png": PNG, "text/plain": "<Figure>"})
+    glued = nbformat.v4.new_output(
+        "display_data",
+        data={"application/papermill.record/image/png": PNG},
+        metadata={"scrapbook": {"name": "fig_glued", "mime_prefix": "application/papermill.record/"}},
+    )
+    number = nbformat.v4.new_output(
+        "display_data",
+        data={"application/papermill.record/text/plain": "0.123456"},
+        metadata={"scrapbook": {"name": "gap", "mime_prefix": "application/papermill.record/"}},
+    )
+    cells = [
+        nbformat.v4.new_markdown_cell("(chap-x)=\n# 9. A toy chapter"),
+        nbformat.v4.new_code_cell("import sys"),
+        nbformat.v4.new_markdown_cell("Opening words, see {ref}`the part <ch9-a>` and {cite}`k1,k2`."),
+        nbformat.v4.new_markdown_cell(
+            "(ch9-a)=\n## 9.1 A part\n\nIts lead. The gap is {glue:text}`gap:.2f`.\n\n$$\nx = 1\n$$"
+        ),
+        nbformat.v4.new_code_cell("plot()", outputs=[image]),
+        nbformat.v4.new_code_cell("glue()", outputs=[glued, number]),
+        nbformat.v4.new_markdown_cell("```{glue:figure} fig_glued\n:name: f\n\nA glued figure.\n```"),
+        nbformat.v4.new_markdown_cell("## Exercises\n\n```{exercise}\n:label: ch9-ex1\n\nSecret task.\n```"),
+        nbformat.v4.new_code_cell("solution_plot()", outputs=[image]),
+        nbformat.v4.new_markdown_cell("(ch9-summary)=\n## Summary\n\n- One point."),
+    ]
+    return nbformat.v4.new_notebook(cells=cells)
+
+
+def test_deck_has_title_sections_equations_figures_and_summary_but_no_exercises(tmp_path):
+    nb = _executed_toy_chapter()
+    glue = slides.glue_values(nb)
+    assert slides.figure_count(nb, glue) == 2  # the plot and the glued figure, not the solution's
+    deck = slides.deck_notebook(nb, glue, "The entmax book")
+    text = "\n".join(c.source for c in deck.cells)
+    assert deck.cells[0].source.startswith("# 9. A toy chapter") and "Opening words, see the part" in text
+    assert deck.cells[0].metadata["slideshow"]["slide_type"] == "slide"
+    assert "## 9.1 A part" in text and "$$\nx = 1\n$$" in text and "0.12" in text and "[k1, k2]" in text
+    assert "## Summary" in text and "Secret" not in text and "(ch9-a)=" not in text
+    assert sum(1 for c in deck.cells if c.cell_type == "code") == 1  # the plot, without its code
+    html = slides.render(deck, tmp_path / "deck.slides.html").read_text()
+    slides.check_deck(html, "9. A toy chapter", 2)
+    assert "plot()" not in html and "reveal" in html.lower()
+    with pytest.raises(ValueError, match="images"):
+        slides.check_deck(html, "9. A toy chapter", 3)
+    with pytest.raises(ValueError, match="title"):
+        slides.check_deck(html, "10. Another chapter", 2)
+
+
+@pytest.mark.slow
+def test_a_chapter_deck_built_from_its_executed_student_edition(tmp_path, monkeypatch):
+    # Chapter 7 is the quickest to execute (~20 s). make slides builds and checks all of them.
+    monkeypatch.setattr(slides, "BOOK_OUTPUTS", tmp_path / "no-book-build")
+    (deck,) = slides.build(["07_sparse_outputs"], out=tmp_path).values()
+    html = deck.read_text("utf-8")
+    executed = _read(tmp_path / "executed" / "07_sparse_outputs.ipynb")
+    assert not [
+        o for c in executed.cells if c.cell_type == "code" for o in c.outputs if o.output_type == "error"
+    ]
+    # the figures of the chapter's text, counted here: image outputs before the exercises
+    first_exercise = next(i for i, c in enumerate(executed.cells) if "exercise" in c.metadata.get("tags", []))
+    figures = sum(
+        "image/png" in o.get("data", {})
+        for c in executed.cells[:first_exercise]
+        if c.cell_type == "code"
+        for o in c.outputs
+    )
+    assert figures >= 1
+    assert html.count('src="data:image/png;base64,') >= figures
+    assert re.search(r"<section\b.*?<h1[^>]*>7\. Sparse outputs", html, flags=re.S)

@@ -352,7 +352,7 @@ def build(names: list[str] | None = None, out: Path = OUT) -> dict[str, Path]:
         decks[chapter.stem] = path
         size = path.stat().st_size / 1e6
         print(
-            f"{path.relative_to(ROOT)}: {size:.1f} MB, from the {where}, {time.perf_counter() - start:.0f} s"
+            f"{path}: {size:.1f} MB, from the {where}, {time.perf_counter() - start:.0f} s"
         )
     return decks
 
