@@ -1,9 +1,11 @@
-"""Small helpers shared by the book's chapters: one look for every figure, library source on the page.
+"""Small helpers shared by the book's chapters: one look for every figure, library source on the
+page, and the numbers the text quotes.
 
 Every figure of the book draws a map in the same colour and marker (:data:`MAP_STYLES`,
 :func:`map_style`), and continuous sweeps over α use one colour map (:data:`ALPHA_CMAP`).
 :func:`show_source` prints a library function's code without its docstring, so a chapter can
-show what it explains.
+show what it explains. :func:`glue` stores a computed number, word or figure under a name, for
+the text to quote with MyST-NB's ``{glue:text}`` role.
 
 Example:
   >>> from entmax_book.display import map_style
@@ -17,7 +19,7 @@ import ast
 import inspect
 import textwrap
 
-__all__ = ["ALPHA_CMAP", "MAP_STYLES", "map_style", "show_source"]
+__all__ = ["ALPHA_CMAP", "MAP_STYLES", "glue", "map_style", "show_source"]
 
 # Okabe–Ito colours (distinguishable with the common colour-vision deficiencies).
 MAP_STYLES = {
@@ -64,3 +66,41 @@ def show_source(obj) -> None:
                 if isinstance(first.value.value, str):
                     docstring_lines.update(range(first.lineno - 1, first.end_lineno))
     print("".join(line for i, line in enumerate(lines) if i not in docstring_lines))
+
+
+def glue(name: str, value) -> None:
+    """Store a computed value under ``name`` for the text to quote (``{glue:text}`name:.2f```).
+
+    In the book build MyST-NB pastes the value into the prose, so that every number the text
+    quotes is the one the cell computed. Outside the build (Jupyter, Colab, where MyST-NB is
+    not installed) the value is shown instead: a number or word is printed as ``name = value``,
+    a figure is drawn.
+
+    Args:
+      name: the key the text refers to; unique within a chapter.
+      value: a number (NumPy and JAX scalars included; stored as a Python float), a string,
+        or a matplotlib figure.
+
+    Example:
+      >>> glue("answer", 42)  # doctest: +SKIP
+    """
+    is_figure = hasattr(value, "savefig")
+    if not (is_figure or isinstance(value, str)):
+        try:
+            value = float(value)
+        except TypeError:
+            raise TypeError(
+                f"value of {name!r} must be a number, a string or a figure, got {type(value).__name__}."
+            ) from None
+    try:
+        from myst_nb import glue as myst_glue
+    except ImportError:
+        if is_figure:
+            import matplotlib.pyplot as plt
+
+            plt.figure(value.number)
+            plt.show()
+        else:
+            print(f"{name} = {value}")
+        return
+    myst_glue(name, value, display=False)

@@ -37,7 +37,7 @@ STRESS = toy.ToyConfig()
 
 def _fixed_scale(done):
     softmax = done["stress"]["result"]["softmax"]
-    scale = round(softmax["distractor_score_std"][0], 3)  # λσ at the shortest L, σ = 1
+    scale = round(softmax["distractor_score_std"][0], 3)  # κσ at the shortest L, σ = 1
     return dataclasses.replace(STRESS, variants=("softmax", "alpha_entmax"), score_norm=scale)
 
 

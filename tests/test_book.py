@@ -352,3 +352,161 @@ def test_checks_are_in_hidden_cells(path):
         f"{path.name}: checks in visible cells; move them into a code cell tagged {HIDING_TAG!r} "
         f"right after: {visible_checks}"
     )
+
+
+# A number the reader could take for a measurement: a decimal with two or more digits after the
+# point, or any number with a unit of time, size, share or count of repetitions (not a shape,
+# "8192 × 512", and not the level of an interval, "95 % interval").
+MEASURED_NUMBER = re.compile(
+    r"(?<![\w.\-])(\d[\d,]*(?:\.\d+)?\s?(?:ms|µs|s|seconds?|minutes?|times|GB|MB|MiB|KiB"
+    r"|×(?!\s?\d)|%(?! (?:confidence )?interval))(?!\w)|\d+\.\d{2,})"
+)
+# Vague stand-ins for a measured value ("over a hundred", "a few tenths").
+VAGUE_QUANTITY = re.compile(
+    r"\b(?:over|more than|less than|under|about|nearly|almost) (?:a|one) (?:hundred|thousand|dozen)"
+    r"|\ba few (?:hundredths|tenths|thousandths)\b",
+    re.IGNORECASE,
+)
+NOT_PROSE = [
+    re.compile(r"\$\$.*?\$\$", re.DOTALL),  # display maths: derivations, worked examples
+    re.compile(r"\$[^$\n]*\$"),  # inline maths
+    re.compile(r"\{[\w:-]+\}`[^`]*`"),  # roles: glue, ref, cite, doc
+    re.compile(r"```.*?```", re.DOTALL),  # directives and code blocks (an exercise's text stays)
+    re.compile(r"`[^`\n]*`"),  # inline code
+    re.compile(r"\]\([^)]*\)"),  # link targets
+    re.compile(r"^\s*#.*$", re.MULTILINE),  # headings
+]
+
+
+def prose_of(markdown):
+    """The running text of a markdown cell: what a reader reads as sentences."""
+    # keep the body of exercise and admonition directives, drop their fences and options
+    text = re.sub(
+        r"^```\{(?:exercise|solution-start|solution-end|note|tip|admonition|important|warning)\}.*$",
+        "",
+        markdown,
+        flags=re.MULTILINE,
+    )
+    text = re.sub(r"^:[\w-]+:.*$", "", text, flags=re.MULTILINE)
+    text = re.sub(r"^```\s*$", "", text, flags=re.MULTILINE)
+    for pattern in NOT_PROSE:
+        text = pattern.sub(" ", text)
+    return text
+
+
+def code_literals(nb):
+    """Every number written in the notebook's visible code: its settings and inputs (a hidden
+    check that restates a number of the text does not make it a setting)."""
+    literals = set()
+    for cell in nb["cells"]:
+        hidden = "remove-cell" in cell.get("metadata", {}).get("tags", [])
+        if cell["cell_type"] == "code" and not hidden:
+            literals.update(re.findall(r"\d+(?:\.\d+)?", cell_source(cell)))
+    return literals
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=notebook_id)
+def test_prose_quotes_measured_values_by_glue(path):
+    """A number in a chapter's text that a reader could take for a result must be glued.
+
+    Rule of thumb: in the running text (not maths, code, roles or headings), a decimal with two or
+    more digits after the point, a number with a unit (ms, s, %, ×, times, MB, …) or a vague
+    stand-in ("over a hundred", "a few tenths") is a measured value, so it must come from an
+    output through ``{glue:text}``. A number also written in the notebook's code is a setting
+    (the run's input, e.g. "256 rows", "α = 1.5") and may be typed; a number written only in a
+    hidden check is not a setting. Maths is exempt: worked
+    examples and derivations are exact, not measured.
+    """
+    nb = load_notebook(path)
+    settings = code_literals(nb)
+    typed = []
+    for cell in nb["cells"]:
+        if cell["cell_type"] != "markdown":
+            continue
+        prose = prose_of(cell_source(cell))
+        for match in MEASURED_NUMBER.finditer(prose):
+            number = re.match(r"[\d,]+(?:\.\d+)?", match.group(1)).group(0).replace(",", "")
+            if number not in settings:
+                typed.append(match.group(1))
+        typed += VAGUE_QUANTITY.findall(prose)
+    assert not typed, f"{path.name}: hand-typed values in the text, glue them: {typed}"
+
+
+@pytest.mark.parametrize(
+    ("markdown", "flagged"),
+    [
+        ("the library took 1.70 ms against 2.62 ms", ["1.70 ms", "2.62 ms"]),
+        ("it keeps 93.5 % of the mass", ["93.5 %"]),
+        ("more than a hundred times less accurate", ["more than a hundred"]),
+        ("off by a few hundredths", ["a few hundredths"]),
+        ("it took {glue:text}`ms:.2f` ms on $8192 \\times 512$ scores", []),
+        ("a shape of 8192 × 512 and a 95 % confidence interval", []),
+        ("by hand, $\\tau \\approx -0.8210$", []),
+    ],
+)
+def test_measured_value_rule(markdown, flagged):
+    """The rule of test_prose_quotes_measured_values_by_glue, on sentences whose verdict is known."""
+    prose = prose_of(markdown)
+    found = [m.group(1) for m in MEASURED_NUMBER.finditer(prose)] + VAGUE_QUANTITY.findall(prose)
+    assert found == flagged
+
+
+FINDINGS = CHAPTERS / "findings.md"
+# MyST-NB reads `doc::key:format` by splitting off the format at the last colon, so a
+# cross-document reference needs its format (`:s` for a word), or "doc:" is taken for the key.
+CROSS_GLUE = re.compile(r"\{glue:\w*\}`([\w./-]+\.ipynb)::(\w+):[^`:]+`")
+ANY_CROSS_GLUE = re.compile(r"\{glue:\w*\}`[^`]*::")
+GLUE_CALL = re.compile(r"""glue\(\s*(f?)(["'])(.+?)\2""")
+
+
+def glued_keys(path):
+    """Patterns of the keys a notebook glues: literal keys, and f-string keys with each
+    replacement field read as "anything"."""
+    patterns = []
+    for cell in load_notebook(path)["cells"]:
+        if cell["cell_type"] == "code":
+            for is_f, _, key in GLUE_CALL.findall(cell_source(cell)):
+                parts = re.split(r"\{[^}]*\}", key) if is_f else [key]
+                patterns.append(re.compile(".+".join(map(re.escape, parts))))
+    return patterns
+
+
+def test_findings_page_pastes_only_values_the_chapters_glue():
+    """The synthesis page quotes the experiment chapters by cross-document glue, never by hand:
+    each pasted key is glued by the notebook it names, and its text has no typed measured value."""
+    text = FINDINGS.read_text("utf-8")
+    references = CROSS_GLUE.findall(text)
+    assert len(references) >= 20, "the page pastes the chapters' verdicts and numbers"
+    assert len(references) == len(ANY_CROSS_GLUE.findall(text)), "each needs its :format"
+    missing = []
+    for notebook, key in references:
+        patterns = glued_keys(CHAPTERS / notebook)
+        if not any(p.fullmatch(key) for p in patterns):
+            missing.append(f"{notebook}::{key}")
+    assert not missing, f"keys no chapter glues: {missing}"
+    prose = prose_of(text)
+    typed = [m.group(1) for m in MEASURED_NUMBER.finditer(prose)] + VAGUE_QUANTITY.findall(prose)
+    assert not typed, f"hand-typed values on the findings page: {typed}"
+
+
+def test_findings_page_comes_after_the_experiments_and_before_going_further(toc):
+    files = toc_files(toc)
+    assert files.index("chapters/findings") == files.index("chapters/05_adaptively_sparse_transformers") + 1
+    assert files.index("chapters/findings") < files.index("chapters/06_making_entmax_fast")
+
+
+def test_no_markdown_line_starts_with_a_percent_sign():
+    """MyST reads a line that starts with "%" as a comment and drops it from the page, so a
+    sentence wrapped before "% of the tokens" loses its end."""
+    hits = []
+    for name, text in markdown_texts().items():
+        fences = []  # open fences: True for code, False for a directive (parsed as MyST)
+        for line in text.splitlines():
+            stripped = line.strip()
+            if stripped in ("```", "~~~") and fences:
+                fences.pop()
+            elif stripped.startswith(("```", "~~~")):
+                fences.append(not stripped.lstrip("`~").startswith("{"))
+            elif not any(fences) and stripped.startswith("%"):
+                hits.append(f"{name}: {stripped[:60]}")
+    assert not hits, hits

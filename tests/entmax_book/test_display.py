@@ -1,8 +1,12 @@
-"""entmax_book.display: one style per map, and library source shown without docstrings."""
+"""entmax_book.display: one style per map, library source shown without docstrings, glue."""
 
+import sys
+import types
+
+import numpy as np
 import pytest
 
-from entmax_book.display import MAP_STYLES, map_style, show_source
+from entmax_book.display import MAP_STYLES, glue, map_style, show_source
 from entmax_lib import threshold
 from entmax_lib.attention import EntmaxMultiHeadAttention
 
@@ -33,3 +37,26 @@ def test_show_source_drops_every_docstring_and_keeps_the_code(capsys):
     assert "def attend(self" in printed and "return (out, weights) if return_weights else out" in printed
     show_source(threshold.exact_support_step)
     assert capsys.readouterr().out.splitlines()[1].strip() == "if beta == 1.0:"
+
+
+def test_glue_without_myst_nb_prints_the_value_as_a_float(monkeypatch, capsys):
+    monkeypatch.setitem(sys.modules, "myst_nb", None)  # import fails, as on Colab
+    glue("gap", np.float32(0.25))
+    glue("verdict", "holds")
+    assert capsys.readouterr().out == "gap = 0.25\nverdict = holds\n"
+
+
+def test_glue_hands_myst_nb_a_plain_float_and_no_display(monkeypatch):
+    stored = []
+    fake = types.ModuleType("myst_nb")
+    fake.glue = lambda name, value, display=True: stored.append((name, value, display))
+    monkeypatch.setitem(sys.modules, "myst_nb", fake)
+    glue("gap", np.float64(1.5))
+    glue("verdict", "holds")
+    assert stored == [("gap", 1.5, False), ("verdict", "holds", False)]
+    assert type(stored[0][1]) is float
+
+
+def test_glue_refuses_what_is_neither_number_word_nor_figure():
+    with pytest.raises(TypeError, match="value of 'table' must be a number"):
+        glue("table", {"a": 1})
