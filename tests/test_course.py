@@ -428,3 +428,49 @@ def test_a_chapter_deck_built_from_its_executed_student_edition(tmp_path, monkey
     assert figures >= 1
     assert html.count('src="data:image/png;base64,') >= figures
     assert re.search(r"<section\b.*?<h1[^>]*>7\. Sparse outputs", html, flags=re.S)
+
+
+# ----------------------------------------------------------------------------------------
+# The labs
+# ----------------------------------------------------------------------------------------
+
+LABS = sorted((ROOT / "course" / "labs").glob("*.ipynb"))
+TRAINING = {"ch4_lab": "toy.run_experiment(", "ch5_lab": "train(model,"}
+RECORDED = {  # what the training cell returns, taken from the recorded run instead
+    "ch4_lab": 'result = record.load(toy_record.EXPERIMENT, "demo")["result"]\n'
+    "index = result['lengths'].index(32)\n"
+    "for v in config.variants:\n"
+    "    for key in list(result[v]):\n"
+    "        if key.endswith('_per_seed') and np.ndim(result[v][key]) == 2:\n"
+    "            result[v][key] = [row[index : index + 1] for row in result[v][key][:3]]\n"
+    "table(result)",
+    "ch5_lab": 'history = record.load(translation_record.EXPERIMENT, "alpha_entmax_seed0")\n'
+    'history = history["result"]["history"]\n'
+    "before, after = mean_alpha(history, 0), mean_alpha(history, STEPS)",
+}
+
+
+def test_labs_cover_chapters_4_and_5():
+    assert [p.stem for p in LABS] == sorted(TRAINING)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("lab", LABS, ids=lambda p: p.stem)
+def test_lab_runs_and_its_reference_is_computed_from_the_record(lab, capsys):
+    """Every cell of the lab runs, the training replaced by the recorded run it reproduces (the
+    training itself is the public API, tested with the packages); the reference cell answers."""
+    namespace = {"get_ipython": lambda: pytest.fail("the Colab branch ran")}
+    cells = [c for c in _read(lab).cells if c.cell_type == "code"]
+    (training,) = [c for c in cells if TRAINING[lab.stem] in c.source]
+    assert any("reference" in c.metadata.get("tags", []) for c in cells)
+    for cell in cells:
+        source = cell.source
+        if cell is training:
+            # keep the helpers the training cell defines, skip the training and its timing
+            tree = ast.parse(source)
+            helpers = [n for n in tree.body if isinstance(n, ast.FunctionDef)]
+            source = ast.unparse(ast.Module(body=helpers, type_ignores=[])) + "\n" + RECORDED[lab.stem]
+        exec(compile(source, f"{lab.name}", "exec"), namespace)
+    printed = capsys.readouterr().out
+    answers = printed[printed.index("Reference answers") :]
+    assert re.search(r"^1\. .+$", answers, flags=re.M) and re.search(r"^3\. .+$", answers, flags=re.M)
