@@ -325,14 +325,6 @@ def test_wrong_submission_loses_marks(built, name, tmp_path):
     assert score < max_score
 
 
-@pytest.mark.slow
-def test_unanswered_student_notebook_scores_zero(built):
-    out, zips = built
-    name = MASTERS[0].stem
-    score, max_score = course.grade(zips[name], out / "student" / name / f"{name}.ipynb")
-    assert score == 0 < max_score
-
-
 def test_results_are_read_from_otter_json(tmp_path, monkeypatch):
     # grade() sums the scored entries of Otter's results.json (the "Public Tests" entry has none).
     results = {

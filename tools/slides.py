@@ -351,9 +351,7 @@ def build(names: list[str] | None = None, out: Path = OUT) -> dict[str, Path]:
         check_deck(path.read_text("utf-8"), title, figure_count(nb, glue))
         decks[chapter.stem] = path
         size = path.stat().st_size / 1e6
-        print(
-            f"{path}: {size:.1f} MB, from the {where}, {time.perf_counter() - start:.0f} s"
-        )
+        print(f"{path}: {size:.1f} MB, from the {where}, {time.perf_counter() - start:.0f} s")
     return decks
 
 
