@@ -24,8 +24,8 @@
 #                     python -m tools.course grade _build/course/NAME-autograder.zip NOTEBOOK
 #   make slides       a reveal.js deck per chapter into _build/slides (executes the chapters
 #                     with nbclient, or reuses the book's outputs where the code is unchanged)
-#   make pdf          the whole book as one PDF, _build/pdf/entmax-book.pdf (needs Chromium:
-#                     apt-get install chromium)
+#   make pdf          the whole book as one PDF, _build/pdf/entmax-book.pdf (needs the system
+#                     packages chromium and libjs-mathjax: apt-get install chromium libjs-mathjax)
 
 PYTHON ?= python3
 VENV ?= .venv
