@@ -59,6 +59,14 @@ def _lines(sources, minimum=12):
     return {line.strip() for s in sources for line in s.splitlines() if len(line.strip()) >= minimum}
 
 
+@pytest.fixture(scope="module")
+def edition(tmp_path_factory):
+    """The student edition of the chapters as they are now (the committed copy is checked apart)."""
+    out = tmp_path_factory.mktemp("student")
+    student.build(out)
+    return out
+
+
 def test_committed_student_edition_is_what_make_student_writes(tmp_path):
     student.build(tmp_path)
     committed = sorted(p.name for p in (ROOT / "student").glob("*.ipynb"))
@@ -70,11 +78,11 @@ def test_committed_student_edition_is_what_make_student_writes(tmp_path):
 
 
 @pytest.mark.parametrize("chapter", CHAPTERS, ids=lambda p: p.stem)
-def test_no_solution_survives(chapter):
+def test_no_solution_survives(chapter, edition):
     nb = _read(chapter)
     code, prose, outside = _solution_parts(nb)
-    edition = _read(ROOT / "student" / chapter.name)
-    text = "\n".join(c.source for c in edition.cells)
+    notebook = _read(edition / chapter.name)
+    text = "\n".join(c.source for c in notebook.cells)
     # every solution line long enough to be telling, that the rest of the chapter does not also
     # contain, is gone (a stub keeps only a solution's `def` lines)
     outside_lines, student_lines = _lines([outside]), _lines([text])
@@ -86,15 +94,15 @@ def test_no_solution_survives(chapter):
     assert len(_lines(code) - outside_lines) > 0 or not code  # the check has something to check
     assert not leaked, f"solution lines in student/{chapter.name}: {leaked[:3]}"
     assert "{solution-start}" not in text and "{solution-end}" not in text
-    assert not any("remove-cell" in c.metadata.get("tags", []) for c in edition.cells if c.source in code)
+    assert not any("remove-cell" in c.metadata.get("tags", []) for c in notebook.cells if c.source in code)
 
 
 @pytest.mark.parametrize("chapter", CHAPTERS, ids=lambda p: p.stem)
-def test_every_exercise_has_its_answer_cells(chapter):
+def test_every_exercise_has_its_answer_cells(chapter, edition):
     source = chapter.read_text("utf-8")
     labels = re.findall(r":label: (ch\d+-ex\d+)", source)
-    edition = _read(ROOT / "student" / chapter.name)
-    answers = [c for c in edition.cells if "exercise" in c.metadata.get("tags", [])]
+    notebook = _read(edition / chapter.name)
+    answers = [c for c in notebook.cells if "exercise" in c.metadata.get("tags", [])]
     answered = [re.search(r"exercise (ch\d+-ex\d+)", c.source, flags=re.I).group(1) for c in answers]
     assert sorted(set(answered)) == sorted(labels)
     code_stubs = [c for c in answers if c.cell_type == "code"]
@@ -107,15 +115,15 @@ def test_every_exercise_has_its_answer_cells(chapter):
 
 
 @pytest.mark.parametrize("chapter", CHAPTERS, ids=lambda p: p.stem)
-def test_student_notebook_opens_and_runs_like_the_chapter_up_to_the_first_exercise(chapter):
-    edition = _read(ROOT / "student" / chapter.name)
-    nbformat.validate(edition)
-    assert student.colab_url(f"student/{chapter.name}") in edition.cells[0].source
+def test_student_notebook_opens_and_runs_like_the_chapter_up_to_the_first_exercise(chapter, edition):
+    notebook = _read(edition / chapter.name)
+    nbformat.validate(notebook)
+    assert student.colab_url(f"student/{chapter.name}") in notebook.cells[0].source
     first = next(
-        (i for i, c in enumerate(edition.cells) if "exercise" in c.metadata.get("tags", [])),
-        len(edition.cells),
+        (i for i, c in enumerate(notebook.cells) if "exercise" in c.metadata.get("tags", [])),
+        len(notebook.cells),
     )
-    before = [c.source for c in edition.cells[:first] if c.cell_type == "code"]
+    before = [c.source for c in notebook.cells[:first] if c.cell_type == "code"]
     chapter_code = [c.source for c in _read(chapter).cells if c.cell_type == "code"]
     # the same code, in the same order, as the chapter that nbval runs cell by cell
     assert before == chapter_code[: len(before)]
