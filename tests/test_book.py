@@ -510,3 +510,22 @@ def test_no_markdown_line_starts_with_a_percent_sign():
             elif not any(fences) and stripped.startswith("%"):
                 hits.append(f"{name}: {stripped[:60]}")
     assert not hits, hits
+
+
+def test_headings_and_exercise_links_read_as_text():
+    """A heading's text becomes the text of every link to it, where maths is not rendered
+    ("2.4 … \\alpha"), and a link to an exercise shows its own text ("Exercise", no number)."""
+    problems = []
+    for name, text in markdown_texts().items():
+        problems += [f"{name}: {h}" for h in re.findall(r"^#+ .*\$.*$", text, re.M)]
+        problems += [f"{name}: {r}" for r in re.findall(r"\{ref\}`[Ee]xercises? <[^>]+>`", text)]
+    assert not problems, problems
+
+
+def test_display_maths_in_a_list_item_stands_on_its_own_lines():
+    """Inside a list item, `$$…$$` written inline is not read as display maths: every dollar
+    after it is paired wrongly and the item renders as raw LaTeX."""
+    hits = []
+    for name, text in markdown_texts().items():
+        hits += [f"{name}: {line.strip()[:50]}" for line in re.findall(r"^[ \t]+\$\$\S.*$", text, re.M)]
+    assert not hits, hits
