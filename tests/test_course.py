@@ -1,4 +1,4 @@
-"""The course kit (issue 22): the student edition, the autograded assignments, the slides.
+"""The course kit: the student edition, the autograded assignments, the slides.
 
 The student edition (`make student`, tools/student.py) must match the chapters as they are now, keep
 no line of any solution and leave a stub for every exercise; the notebooks run up to their first
