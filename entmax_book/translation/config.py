@@ -1,75 +1,64 @@
-"""Every setting of the translation experiment in one frozen dataclass, checked when it is made.
+"""The settings of the translation experiment: one small frozen config per consumer, composed in one.
 
-:class:`TranslationConfig` is read directly by data preparation
-(:func:`~entmax_book.translation.experiment.prepare_data`), the model
-(:class:`~entmax_book.translation.model.Transformer`), the training loop
-(:func:`~entmax_book.translation.train.train`) and the analyses. Its defaults are a quick run
-of a few minutes on a CPU; Chapter 5's recorded runs use
-:data:`entmax_book.translation_record.RECIPE` (the paper's recipe, small), and
-:data:`PAPER_SCALE` is the paper's scale. Change settings with
-``dataclasses.replace(config, steps=4000)``: every value is checked again, before any data are
-prepared or any model is trained.
+Each part is read by one consumer and checked when it is made:
+
+* :class:`DataConfig` by :func:`~entmax_book.translation.experiment.prepare_data` (corpus,
+  tokenizer, padded splits);
+* :class:`ModelConfig` by :class:`~entmax_book.translation.model.Transformer` (architecture,
+  normaliser, dropout);
+* :class:`TrainConfig` by :func:`~entmax_book.translation.train.train` (schedule, batching,
+  optimiser, what is recorded);
+* :class:`AnalysisConfig` by :func:`~entmax_book.translation.analysis.analyse`.
+
+:class:`TranslationConfig` composes them with the run's ``seed`` and checks what they must agree
+on (the model's position table covers the data's lengths; a batch fits the training split). It
+is what :func:`~entmax_book.translation.experiment.train_and_evaluate` takes and what a record
+stores. Its defaults are a quick run of a few minutes on a CPU; named configurations (the
+paper's recipe at a small size, the paper's scale, the record's conditions) are in
+:mod:`~entmax_book.translation.configs`. Change a setting with :meth:`TranslationConfig.replace`:
+``config.replace(steps=4000, normaliser="softmax")`` (every field name is unique across the
+parts), and every value is checked again before any data are prepared or any model is trained.
 """
 
 from __future__ import annotations
 
 import dataclasses
-import math
-import numbers
 
+from entmax_book import checks
 from entmax_book.translation.tokenizer import DEFAULT_VOCAB_SIZE
 from entmax_lib.attention import NORMALISERS
 
-__all__ = ["COMPUTE_DTYPES", "PAPER_SCALE", "SCHEDULES", "TranslationConfig"]
+__all__ = [
+    "COMPUTE_DTYPES",
+    "SCHEDULES",
+    "AnalysisConfig",
+    "DataConfig",
+    "ModelConfig",
+    "TrainConfig",
+    "TranslationConfig",
+]
 
 SCHEDULES = ("cosine", "inverse_sqrt")
 COMPUTE_DTYPES = ("float32", "bfloat16")
 
-
-def _is_int(value):
-    return isinstance(value, numbers.Integral) and not isinstance(value, bool)
-
-
-def _is_real(value):
-    return isinstance(value, numbers.Real) and not isinstance(value, bool)
+#: The threshold search's most steps: the library's limit (a 32-bit loop counter).
+_MAX_N_ITER = 2**31 - 1
 
 
 @dataclasses.dataclass(frozen=True)
-class TranslationConfig:
-    """The settings of a translation experiment: data, model, training and analysis.
+class DataConfig:
+    """The corpus and its encoding (pairs longer than the caps, in pieces, are skipped).
 
-    Data (generated English→German pairs; pairs longer than the caps, in pieces, are skipped):
-      n_train, n_valid, n_test: pairs per split. corpus_seed: seed of the generated corpus and
-      of the tokenizer. vocab_size: joint BPE vocabulary size. max_src_len, max_tgt_len: the
-      most source / target positions (pieces + EOS / BOS).
+    Attributes:
+      n_train, n_valid, n_test: pairs per split.
+      corpus_seed: seed of the generated corpus and of the tokenizer.
+      vocab_size: joint BPE vocabulary size.
+      max_src_len, max_tgt_len: the most source / target positions (pieces + EOS / BOS).
 
-    Model (a pre-LN encoder–decoder Transformer, see :mod:`~entmax_book.translation.model`):
-      normalisers: the models trained side by side, names from
-      :data:`entmax_lib.attention.NORMALISERS` (the paper's Table 1: softmax, 1.5-entmax and
-      learned α-entmax). d_model, num_heads, num_layers (encoder = decoder layers), d_ff: sizes.
-      n_iter: most threshold-search steps of learned-α entmax (None: the library's default).
-      dropout (residual), attention_dropout (on the weights), ffn_dropout (hidden
-      activations): rates in [0, 1), active only in training. seed: initial weights (the α
-      logits come from a separate stream), batch order and dropout masks.
-
-    Training (Adam, β₂ = 0.98, global-norm clipping, see :mod:`~entmax_book.translation.train`):
-      steps; batch_size (pairs per step) or batch_tokens (about this many tokens per step,
-      sentences grouped by length; batch_size then unused); learning_rate (the peak);
-      warmup_steps (linear, at most half the run); clip_norm; label_smoothing (ε in [0, 1));
-      schedule: "cosine" (to 10 % of the peak at the last step) or "inverse_sqrt";
-      alpha_learning_rate: peak learning rate of the α logits (None: ``learning_rate``; 0
-      freezes α at its initial draw); compute_dtype: "float32" or "bfloat16" passes;
-      record_every: loss and α are recorded every this many steps; eval_every: the test loss
-      and BLEU every this many steps (None: only at the end).
-
-    Analysis: density_bins: bins of the attention-density histogram.
-
-    >>> TranslationConfig().max_len
-    20
-    >>> TranslationConfig(seed=-1)
+    >>> DataConfig(n_test=0)
     Traceback (most recent call last):
     ...
-    ValueError: seed must be an integer >= 0, got -1.
+    ValueError: n_test must be an integer >= 1, got 0.
     """
 
     n_train: int = 6000
@@ -79,16 +68,83 @@ class TranslationConfig:
     vocab_size: int = DEFAULT_VOCAB_SIZE
     max_src_len: int = 16
     max_tgt_len: int = 20
-    normalisers: tuple = ("softmax", "entmax15", "alpha_entmax")
+
+    def __post_init__(self):
+        for name in ("n_train", "n_valid", "n_test", "vocab_size", "max_src_len", "max_tgt_len"):
+            checks.count(name, getattr(self, name))
+        checks.count("corpus_seed", self.corpus_seed, minimum=0)
+
+
+@dataclasses.dataclass(frozen=True)
+class ModelConfig:
+    """A pre-LN encoder–decoder Transformer (see :mod:`~entmax_book.translation.model`).
+
+    Attributes:
+      normaliser: the attention normaliser of every head, a name of
+        :data:`entmax_lib.attention.NORMALISERS` (the paper's Table 1: softmax, 1.5-entmax and
+        learned α-entmax).
+      d_model, num_heads, num_layers (encoder = decoder layers), d_ff: sizes.
+      max_len: the positions the sinusoidal table covers (at least the data's longest side).
+      n_iter: most threshold-search steps of learned-α entmax (None: the library's default).
+      dropout (residual), attention_dropout (on the weights), ffn_dropout (hidden activations):
+        rates in [0, 1), active only in a training pass.
+
+    >>> ModelConfig(d_model=30, num_heads=4)
+    Traceback (most recent call last):
+    ...
+    ValueError: d_model=30 is not divisible by num_heads=4.
+    """
+
+    normaliser: str = "alpha_entmax"
     d_model: int = 64
     num_heads: int = 4
     num_layers: int = 3
     d_ff: int = 128
+    max_len: int = 20
     n_iter: int | None = None
     dropout: float = 0.0
     attention_dropout: float = 0.0
     ffn_dropout: float = 0.0
-    seed: int = 0
+
+    def __post_init__(self):
+        if not isinstance(self.normaliser, str):
+            raise TypeError(f"normaliser must be a name such as 'softmax', got {self.normaliser!r}.")
+        if self.normaliser not in NORMALISERS:
+            raise ValueError(f"normaliser must be one of {list(NORMALISERS)}, got {self.normaliser!r}.")
+        for name in ("d_model", "num_heads", "num_layers", "d_ff", "max_len"):
+            checks.count(name, getattr(self, name))
+        checks.optional_count("n_iter", self.n_iter, maximum=_MAX_N_ITER)
+        for name in ("dropout", "attention_dropout", "ffn_dropout"):
+            checks.rate(name, getattr(self, name))
+        if self.d_model % self.num_heads:
+            raise ValueError(f"d_model={self.d_model} is not divisible by num_heads={self.num_heads}.")
+
+
+@dataclasses.dataclass(frozen=True)
+class TrainConfig:
+    """Adam (β₂ = 0.98) with global-norm clipping and a warm-up schedule (see
+    :mod:`~entmax_book.translation.train`).
+
+    Attributes:
+      steps: optimiser steps.
+      batch_size: pairs per step; or batch_tokens: about this many tokens per step, sentences
+        grouped by length (batch_size then unused).
+      learning_rate: the peak; warmup_steps: linear warm-up (at most half the run).
+      clip_norm: the global gradient norm is clipped to this.
+      label_smoothing: ε in [0, 1).
+      schedule: "cosine" (to 10 % of the peak at the last step) or "inverse_sqrt".
+      alpha_learning_rate: peak learning rate of the α logits (None: ``learning_rate``; 0
+        freezes α at its initial draw).
+      compute_dtype: "float32" or "bfloat16" passes.
+      record_every: the training loss and α are recorded every this many steps.
+      eval_every: the validation loss and token accuracy every this many steps (None: never).
+
+    >>> TrainConfig(batch_tokens=1)
+    Traceback (most recent call last):
+    ...
+    ValueError: batch_tokens=1 cannot hold one pair (at least 2 tokens: a piece and EOS).
+    """
+
     steps: int = 1000
     batch_size: int = 32
     batch_tokens: int | None = None
@@ -101,73 +157,19 @@ class TranslationConfig:
     compute_dtype: str = "float32"
     record_every: int = 10
     eval_every: int | None = 200
-    density_bins: int = 20
 
     def __post_init__(self):
-        self._check_counts()
-        self._check_normalisers()
-        self._check_rates()
-        self._check_choices()
-
-    @property
-    def max_len(self):
-        """The longest sequence the model's position table covers."""
-        return max(self.max_src_len, self.max_tgt_len)
-
-    def _count(self, name, minimum=1, allow_none=False):
-        value = getattr(self, name)
-        if allow_none and value is None:
-            return
-        if not _is_int(value) or value < minimum:
-            extra = " or None" if allow_none else ""
-            raise ValueError(f"{name} must be an integer >= {minimum}{extra}, got {value!r}.")
-
-    def _check_counts(self):
-        for name in ("n_train", "n_valid", "n_test", "vocab_size", "max_src_len", "max_tgt_len"):
-            self._count(name)
-        for name in ("d_model", "num_heads", "num_layers", "d_ff", "steps", "batch_size"):
-            self._count(name)
-        for name in ("record_every", "density_bins"):
-            self._count(name)
-        for name in ("seed", "corpus_seed", "warmup_steps"):
-            self._count(name, minimum=0)
-        for name in ("n_iter", "batch_tokens", "eval_every"):
-            self._count(name, allow_none=True)
-        if self.d_model % self.num_heads:
-            raise ValueError(f"d_model={self.d_model} is not divisible by num_heads={self.num_heads}.")
-        if self.batch_tokens is None and self.batch_size > self.n_train:
-            raise ValueError(f"batch_size={self.batch_size} exceeds n_train={self.n_train}.")
-
-    def _check_normalisers(self):
-        names = self.normalisers
-        if isinstance(names, str):
-            raise ValueError(
-                f"normalisers must be a list of normaliser names such as [{names!r}], "
-                f"got the string {names!r}."
-            )
-        if not isinstance(names, list | tuple) or not names:
-            raise ValueError(f"normalisers must be a non-empty list of normaliser names, got {names!r}.")
-        unknown = [n for n in names if n not in NORMALISERS]
-        if unknown:
-            raise ValueError(f"normalisers: unknown {unknown}; choose from {list(NORMALISERS)}.")
-        if len(set(names)) != len(names):
-            raise ValueError(f"normalisers must be distinct, got {list(names)}.")
-        object.__setattr__(self, "normalisers", tuple(names))  # a list is kept as a tuple
-
-    def _check_rates(self):
-        for name in ("dropout", "attention_dropout", "ffn_dropout", "label_smoothing"):
-            value = getattr(self, name)
-            if not _is_real(value) or not 0.0 <= value < 1.0:
-                raise ValueError(f"{name} must be a number in [0, 1), got {value!r}.")
-        for name in ("learning_rate", "clip_norm"):
-            value = getattr(self, name)
-            if not _is_real(value) or not 0 < value < math.inf:
-                raise ValueError(f"{name} must be a positive finite number, got {value!r}.")
-        lr = self.alpha_learning_rate
-        if lr is not None and (not _is_real(lr) or not 0 <= lr < math.inf):
-            raise ValueError(f"alpha_learning_rate must be None or a finite number >= 0, got {lr!r}.")
-
-    def _check_choices(self):
+        for name in ("steps", "batch_size", "record_every"):
+            checks.count(name, getattr(self, name))
+        checks.count("warmup_steps", self.warmup_steps, minimum=0)
+        checks.optional_count("eval_every", self.eval_every)
+        if checks.optional_count("batch_tokens", self.batch_tokens) == 1:
+            raise ValueError("batch_tokens=1 cannot hold one pair (at least 2 tokens: a piece and EOS).")
+        checks.positive("learning_rate", self.learning_rate)
+        checks.positive("clip_norm", self.clip_norm)
+        checks.rate("label_smoothing", self.label_smoothing)
+        if self.alpha_learning_rate is not None:
+            checks.positive("alpha_learning_rate", self.alpha_learning_rate, allow_zero=True)
         if self.schedule not in SCHEDULES:
             raise ValueError(f"schedule must be one of {SCHEDULES}, got {self.schedule!r}.")
         if self.schedule == "inverse_sqrt" and self.warmup_steps < 1:
@@ -176,35 +178,80 @@ class TranslationConfig:
             raise ValueError(f"compute_dtype must be one of {COMPUTE_DTYPES}, got {self.compute_dtype!r}.")
 
 
-#: The paper's scale on a GPU (Correia, Niculae & Martins, 2019, §4): Transformer-base (6 + 6
-#: layers, 8 heads, d = 512, feed-forward 2048; Vaswani et al., 2017), dropout 0.1, label
-#: smoothing 0.1, linear warm-up over 20,000 steps then inverse-square-root decay to a peak of
-#: 2·512^(−1/2)·20000^(−1/2), batches of about 8,192 tokens, bfloat16 passes, a 32,000-piece
-#: joint subword vocabulary. Pass the splits of a real corpus with ``splits=`` and replace
-#: n_train, n_valid and n_test by its sizes; training runs data-parallel over every local GPU.
-#: The learning curve (greedy decoding of the whole test split) is drawn every 5,000 steps, so
-#: that evaluation stays a small share of the run.
-PAPER_SCALE = TranslationConfig(
-    n_train=200_000,
-    n_valid=1_000,
-    n_test=1_000,
-    vocab_size=32_000,
-    max_src_len=128,
-    max_tgt_len=128,
-    d_model=512,
-    num_heads=8,
-    num_layers=6,
-    d_ff=2048,
-    dropout=0.1,
-    attention_dropout=0.1,
-    ffn_dropout=0.1,
-    steps=50_000,
-    batch_tokens=8192,
-    learning_rate=2 * 512**-0.5 * 20_000**-0.5,
-    warmup_steps=20_000,
-    schedule="inverse_sqrt",
-    label_smoothing=0.1,
-    compute_dtype="bfloat16",
-    record_every=100,
-    eval_every=5_000,
-)
+@dataclasses.dataclass(frozen=True)
+class AnalysisConfig:
+    """The head analyses (see :mod:`~entmax_book.translation.analysis`).
+
+    Attributes:
+      density_bins: bins of the attention-density histogram.
+    """
+
+    density_bins: int = 20
+
+    def __post_init__(self):
+        checks.count("density_bins", self.density_bins)
+
+
+_PARTS = {"data": DataConfig, "model": ModelConfig, "train": TrainConfig, "analysis": AnalysisConfig}
+
+
+@dataclasses.dataclass(frozen=True)
+class TranslationConfig:
+    """One run of the translation experiment: its seed and the four parts' settings.
+
+    Attributes:
+      seed: initial weights (the α logits come from a separate stream), batch order and
+        dropout masks.
+      data, model, train, analysis: a :class:`DataConfig`, :class:`ModelConfig`,
+        :class:`TrainConfig` and :class:`AnalysisConfig`.
+
+    >>> config = TranslationConfig().replace(steps=400, normaliser="softmax")
+    >>> config.train.steps, config.model.normaliser
+    (400, 'softmax')
+    >>> TranslationConfig(seed=-1)
+    Traceback (most recent call last):
+    ...
+    ValueError: seed must be an integer >= 0, got -1.
+    """
+
+    seed: int = 0
+    data: DataConfig = DataConfig()
+    model: ModelConfig = ModelConfig()
+    train: TrainConfig = TrainConfig()
+    analysis: AnalysisConfig = AnalysisConfig()
+
+    def __post_init__(self):
+        checks.count("seed", self.seed, minimum=0)
+        for name, kind in _PARTS.items():
+            if not isinstance(getattr(self, name), kind):
+                raise TypeError(f"{name} must be a {kind.__name__}, got {getattr(self, name)!r}.")
+        longest = max(self.data.max_src_len, self.data.max_tgt_len)
+        if self.model.max_len < longest:
+            raise ValueError(
+                f"max_len={self.model.max_len} is shorter than the data's longest side ({longest}: "
+                f"max_src_len={self.data.max_src_len}, max_tgt_len={self.data.max_tgt_len})."
+            )
+        if self.train.batch_tokens is None and self.train.batch_size > self.data.n_train:
+            raise ValueError(f"batch_size={self.train.batch_size} exceeds n_train={self.data.n_train}.")
+
+    def replace(self, **changes) -> TranslationConfig:
+        """A copy with some settings changed, each named by its field (``seed`` or a part's field).
+
+        Raises:
+          TypeError naming a field that no part has.
+        """
+        parts = {name: {} for name in _PARTS}
+        seed = changes.pop("seed", self.seed)
+        for field, value in changes.items():
+            owner = [name for name, kind in _PARTS.items() if field in kind.__dataclass_fields__]
+            if not owner:
+                raise TypeError(f"{field!r} is not a setting of TranslationConfig or of any of its parts.")
+            parts[owner[0]][field] = value
+        replaced = {name: dataclasses.replace(getattr(self, name), **parts[name]) for name in _PARTS}
+        return TranslationConfig(seed=seed, **replaced)
+
+    @classmethod
+    def from_dict(cls, fields: dict) -> TranslationConfig:
+        """The config of ``dataclasses.asdict(config)`` (e.g. a record's), checked again."""
+        parts = {name: kind(**fields[name]) for name, kind in _PARTS.items()}
+        return cls(seed=fields["seed"], **parts)

@@ -1,41 +1,106 @@
-"""Turn sentence pairs into padded id arrays with word indices and gold piece-level alignments.
+"""The generic data path: sentence pairs → padded id arrays with word indices and gold alignments.
 
 Layout (the usual teacher-forcing setup of Vaswani et al., 2017): the encoder reads the source
 pieces followed by EOS; the decoder reads BOS + target pieces (``tgt_in``) and predicts target
 pieces + EOS (``tgt_out``), so ``tgt_in[t]`` is the token before ``tgt_out[t]``.
 
-Besides the ids, :func:`encode_examples` returns what the head analyses of Correia et al. (2019,
-§5.2) need: the word each piece belongs to (subword-merging head), where "?" and interrogative
-words are (interrogation head), and the gold alignment between target and source pieces
-(how well context attention aligns, beyond the paper).
+Nothing here knows the generated corpus: :func:`encode` works unchanged on any sentence pairs
+(e.g. a real corpus read with :func:`entmax_book.translation.corpus.load_tsv`). Besides the ids it
+keeps what the head analyses of Correia et al. (2019, §5.2) need from any corpus: the word each
+piece belongs to (subword merging) and the gold alignment between target and source pieces
+(context attention). Word *tags* (which words are questions, two-word nouns, …) come from a
+*tagger* passed to :func:`encode`: the generated corpus has one
+(:func:`entmax_book.translation.corpus.tag_pieces`); a real corpus needs its own, or none.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+import dataclasses
+from collections.abc import Callable, Iterator, Mapping
 
 import numpy as np
 
-from entmax_book.translation.corpus import Example
-from entmax_book.translation.lexicon import AUXILIARIES, INTERROGATIVES, TWO_WORD_NOUNS
+from entmax_book import checks
 from entmax_book.translation.tokenizer import SubwordTokenizer
 
 __all__ = [
-    "CONSTRUCTIONS",
+    "Example",
+    "Split",
+    "Tagger",
     "batches",
-    "encode_examples",
-    "is_marker_question",
+    "encode",
     "required_lengths",
     "token_batches",
 ]
 
-#: The planted dependencies of the generated corpus, each the name of a (N, T) mask over the
-#: target pieces whose prediction needs it (see :func:`encode_examples`).
-CONSTRUCTIONS = ("tgt_compound", "tgt_multi_piece", "tgt_marker")
+
+@dataclasses.dataclass(frozen=True)
+class Example:
+    """One sentence pair.
+
+    ``src`` is the source (English) and ``tgt`` the target (German), words separated by single
+    spaces. ``alignment`` holds gold word alignment links (i, j): word i of ``src`` (0-based,
+    split on spaces) translates to word j of ``tgt``. Words may have zero, one or several links;
+    ``()`` means "no alignment known" (e.g. a TSV file without an alignment column).
+
+    >>> Example("the dog sleeps .", "der Hund schläft .", ((0, 0), (1, 1), (2, 2), (3, 3))).tgt.split()[1]
+    'Hund'
+    """
+
+    src: str
+    tgt: str
+    alignment: tuple[tuple[int, int], ...] = ()
 
 
-def required_lengths(examples: list[Example], tokenizer: SubwordTokenizer) -> tuple[int, int]:
-    """The smallest (max_src_len, max_tgt_len) that :func:`encode_examples` accepts for ``examples``.
+#: A tagger: ``tagger(example, src_words, tgt_words) -> {name: bool mask}``, where ``src_words``
+#: (``tgt_words``) gives the word index of each source (target) piece, EOS excluded; each mask
+#: covers the source pieces (a name starting "src_") or the target pieces ("tgt_", aligned with
+#: ``tgt_out``: the pieces whose prediction is tagged).
+Tagger = Callable[[Example, np.ndarray, np.ndarray], Mapping[str, np.ndarray]]
+
+
+@dataclasses.dataclass(frozen=True)
+class Split:
+    """A prepared split of N pairs (S = most source positions, T = most target positions).
+
+    Attributes:
+      examples: the N pairs.
+      src: (N, S) int32, source piece ids + EOS, then the padding id.
+      tgt_in: (N, T) int32, BOS + target piece ids, then padding.
+      tgt_out: (N, T) int32, target piece ids + EOS, then padding.
+      src_words: (N, S) int32, the source word of each source piece (−1 at EOS and padding).
+      tgt_words: (N, T) int32, the target word of each ``tgt_out`` piece (−1 at EOS and padding).
+      align: (N, T, S) float32, 1 where target piece t and source piece s belong to aligned
+        words (every piece of an aligned word pair is linked to every piece of the other word).
+      tags: name → (N, S) or (N, T) bool mask, from the tagger (empty without one).
+    """
+
+    examples: tuple[Example, ...]
+    src: np.ndarray
+    tgt_in: np.ndarray
+    tgt_out: np.ndarray
+    src_words: np.ndarray
+    tgt_words: np.ndarray
+    align: np.ndarray
+    tags: Mapping[str, np.ndarray] = dataclasses.field(default_factory=dict)
+
+    def __len__(self) -> int:
+        return len(self.src)
+
+    def columns(self) -> dict[str, np.ndarray]:
+        """The arrays a training step reads: "src", "tgt_in" and "tgt_out"."""
+        return {"src": self.src, "tgt_in": self.tgt_in, "tgt_out": self.tgt_out}
+
+    def take(self, index) -> Split:
+        """The pairs at ``index`` (a slice, or an array of indices), as a split of their own."""
+        rows = np.arange(len(self))[index]
+        arrays = {f.name: getattr(self, f.name)[rows] for f in dataclasses.fields(self)[1:-1]}
+        tags = {name: mask[rows] for name, mask in self.tags.items()}
+        return Split(tuple(self.examples[i] for i in rows), **arrays, tags=tags)
+
+
+def required_lengths(examples, tokenizer: SubwordTokenizer) -> tuple[int, int]:
+    """The smallest (max_src_len, max_tgt_len) that :func:`encode` accepts for ``examples``.
 
     max_src_len = max over pairs of (source pieces + 1 for EOS); max_tgt_len = max of (target
     pieces + 1 for BOS or EOS).
@@ -59,82 +124,62 @@ def required_lengths(examples: list[Example], tokenizer: SubwordTokenizer) -> tu
     return src + 1, tgt + 1
 
 
-def is_marker_question(src: str) -> bool:
-    """Whether an English sentence is a question marked by its final "?" alone.
-
-    No interrogative word and no opening auxiliary: "the dog sleeps ?" (German "schläft der
-    Hund ?") but not "does the dog sleep ?" or "who sleeps ?".
-
-    >>> is_marker_question("the dog sleeps ?"), is_marker_question("does the dog sleep ?")
-    (True, False)
-    """
-    words = src.split()
-    return (
-        bool(words)
-        and words[-1] == "?"
-        and words[0].lower() not in AUXILIARIES
-        and not any(w.lower() in INTERROGATIVES for w in words)
-    )
-
-
-def _word_masks(example: Example) -> dict[str, np.ndarray]:
-    """Per source word: "?", interrogative, second word of a two-word noun; per target word: linked."""
-    words = example.src.split()
-    compound_head = [i > 0 and (words[i - 1], w) in TWO_WORD_NOUNS for i, w in enumerate(words)]
-    marker = is_marker_question(example.src)
-    return {
-        "question": np.array([w == "?" for w in words]),
-        "interrogative": np.array([w.lower() in INTERROGATIVES for w in words]),
-        "compound_head": np.array(compound_head),
-        "marker": np.array([marker and w != "?" for w in words]),
-    }
+def _pieces(example, tokenizer, max_src_len, max_tgt_len, index):
+    """The pair's piece ids and piece→word indices, refused if they do not fit the caps."""
+    src_ids, tgt_ids = tokenizer.encode(example.src), tokenizer.encode(example.tgt)
+    if len(src_ids) + 1 > max_src_len:
+        raise ValueError(
+            f"example {index}: source needs {len(src_ids) + 1} positions with EOS, max_src_len is "
+            f"{max_src_len}: {example.src!r}"
+        )
+    if len(tgt_ids) + 1 > max_tgt_len:
+        raise ValueError(
+            f"example {index}: target needs {len(tgt_ids) + 1} positions with BOS/EOS, max_tgt_len "
+            f"is {max_tgt_len}: {example.tgt!r}"
+        )
+    src_words = np.asarray(tokenizer.word_ids(example.src), np.int32)
+    tgt_words = np.asarray(tokenizer.word_ids(example.tgt), np.int32)
+    return src_ids, tgt_ids, src_words, tgt_words
 
 
-def _aligned_constructions(example, src_words, tgt_words):
-    """Two bool masks over the target pieces: aligned to the second word of a two-word noun,
-    and aligned to a source word of two or more pieces."""
-    words = example.src.split()
-    pieces_per_word = np.bincount(src_words, minlength=len(words))
-    n_tgt = len(example.tgt.split())
-    compound, multi = np.zeros(n_tgt, bool), np.zeros(n_tgt, bool)
-    for i, j in example.alignment:
-        compound[j] |= i > 0 and (words[i - 1], words[i]) in TWO_WORD_NOUNS
-        multi[j] |= pieces_per_word[i] > 1
-    return compound[tgt_words], multi[tgt_words]
+def _piece_alignment(example, src_words, tgt_words):
+    """(t, s) float32: 1 where the target piece's word is aligned to the source piece's word."""
+    word_links = np.zeros((len(example.tgt.split()), len(example.src.split())), np.float32)
+    if example.alignment:
+        src_index, tgt_index = np.asarray(example.alignment).T
+        word_links[tgt_index, src_index] = 1.0
+    return word_links[np.ix_(tgt_words, src_words)]
 
 
-def encode_examples(
-    examples: list[Example], tokenizer: SubwordTokenizer, max_src_len: int, max_tgt_len: int
-) -> dict[str, np.ndarray]:
+def _place_tags(tags, found, i, s, t, shape):
+    """Put one pair's tag masks (from the tagger) into the split's (N, S) / (N, T) arrays."""
+    for name, mask in found.items():
+        side = name.split("_", 1)[0]
+        if side not in ("src", "tgt"):
+            raise ValueError(f"tagger: tag names start with 'src_' or 'tgt_', got {name!r}.")
+        length = s if side == "src" else t
+        mask = np.asarray(mask, bool)
+        if mask.shape != (length,):
+            raise ValueError(
+                f"tagger: tag {name!r} of example {i} has shape {mask.shape}, expected ({length},)."
+            )
+        width = shape[1] if side == "src" else shape[2]
+        tags.setdefault(name, np.zeros((shape[0], width), bool))[i, :length] = mask
+
+
+def encode(
+    examples, tokenizer: SubwordTokenizer, max_src_len: int, max_tgt_len: int, tagger: Tagger | None = None
+) -> Split:
     """Encode, pad and annotate N sentence pairs (S = ``max_src_len``, T = ``max_tgt_len``).
 
     Args:
-      examples: N sentence pairs.
+      examples: N :class:`Example` pairs.
       tokenizer: the subword tokenizer.
       max_src_len, max_tgt_len: S and T (see :func:`required_lengths`).
+      tagger: optional :data:`Tagger`, whose masks become the split's ``tags``.
 
     Returns:
-      a dict of arrays:
-
-      - ``src`` (N, S) int32: source piece ids + EOS, then ``pad_id``;
-      - ``tgt_in`` (N, T) int32: BOS + target piece ids, then pad;
-      - ``tgt_out`` (N, T) int32: target piece ids + EOS, then pad;
-      - ``src_words`` (N, S) int32: index of the source word of each source piece (−1 at EOS/pad);
-      - ``tgt_words`` (N, T) int32: index of the target word of each ``tgt_out`` piece (−1 at EOS/pad);
-      - ``align`` (N, T, S) float32: ``align[n, t, s] = 1`` iff word ``tgt_words[n, t]`` is aligned
-        to word ``src_words[n, s]`` in ``examples[n].alignment``, else 0 — every piece of an aligned
-        word pair is linked to every piece of the other word;
-      - ``src_question`` (N, S) bool: True at the piece(s) of the source word "?";
-      - ``src_interrogative`` (N, S) bool: True at the pieces of source words in INTERROGATIVES
-        (compared in lower case);
-      - ``src_compound_head`` (N, S) bool: True at the pieces of the second word of a two-word
-        noun (``TWO_WORD_NOUNS``), whose German depends on the previous word;
-      - ``src_marker`` (N, S) bool: True at every piece but the "?" of a marker question
-        (:func:`is_marker_question`);
-      - the planted constructions (:data:`CONSTRUCTIONS`), (N, T) bool over ``tgt_out``:
-        ``tgt_compound`` (pieces of German words aligned to such a second word),
-        ``tgt_multi_piece`` (aligned to a source word of two or more pieces) and ``tgt_marker``
-        (the first German piece of a marker question, whose word order the "?" decides).
+      a :class:`Split`.
 
     Raises:
       ValueError if a sentence needs more than ``max_src_len`` (``max_tgt_len``) positions with its
@@ -142,59 +187,35 @@ def encode_examples(
 
     >>> from entmax_book.translation.tokenizer import train_tokenizer
     >>> tokenizer = train_tokenizer(["who sleeps ?", "wer schläft ?"], vocab_size=40)
-    >>> arrays = encode_examples([Example("who sleeps ?", "wer schläft ?", ((0, 0), (1, 1), (2, 2)))],
-    ...                          tokenizer, 5, 5)
-    >>> arrays["src_words"][0].tolist(), arrays["src_question"][0].tolist()
-    ([0, 1, 2, -1, -1], [False, False, True, False, False])
+    >>> split = encode([Example("who sleeps ?", "wer schläft ?", ((0, 0), (1, 1), (2, 2)))], tokenizer, 5, 5)
+    >>> split.src_words[0].tolist(), split.align[0, 0].tolist()
+    ([0, 1, 2, -1, -1], [1.0, 0.0, 0.0, 0.0, 0.0])
     """
-    n = len(examples)
-    arrays = {
-        "src": np.full((n, max_src_len), tokenizer.pad_id, np.int32),
-        "tgt_in": np.full((n, max_tgt_len), tokenizer.pad_id, np.int32),
-        "tgt_out": np.full((n, max_tgt_len), tokenizer.pad_id, np.int32),
-        "src_words": np.full((n, max_src_len), -1, np.int32),
-        "tgt_words": np.full((n, max_tgt_len), -1, np.int32),
-        "align": np.zeros((n, max_tgt_len, max_src_len), np.float32),
-        "src_question": np.zeros((n, max_src_len), bool),
-        "src_interrogative": np.zeros((n, max_src_len), bool),
-        "src_compound_head": np.zeros((n, max_src_len), bool),
-        "src_marker": np.zeros((n, max_src_len), bool),
-        **{name: np.zeros((n, max_tgt_len), bool) for name in CONSTRUCTIONS},
+    max_src_len, max_tgt_len = (
+        checks.count("max_src_len", max_src_len),
+        checks.count("max_tgt_len", max_tgt_len),
+    )
+    examples = tuple(examples)
+    n, pad = len(examples), tokenizer.pad_id
+    ids = {
+        name: np.full((n, max_src_len if name == "src" else max_tgt_len), pad, np.int32)
+        for name in ("src", "tgt_in", "tgt_out")
     }
+    src_words_all = np.full((n, max_src_len), -1, np.int32)
+    tgt_words_all = np.full((n, max_tgt_len), -1, np.int32)
+    align = np.zeros((n, max_tgt_len, max_src_len), np.float32)
+    tags = {}
     for i, example in enumerate(examples):
-        src_ids, tgt_ids = tokenizer.encode(example.src), tokenizer.encode(example.tgt)
-        if len(src_ids) + 1 > max_src_len:
-            raise ValueError(
-                f"example {i}: source needs {len(src_ids) + 1} positions with EOS, max_src_len is "
-                f"{max_src_len}: {example.src!r}"
-            )
-        if len(tgt_ids) + 1 > max_tgt_len:
-            raise ValueError(
-                f"example {i}: target needs {len(tgt_ids) + 1} positions with BOS/EOS, max_tgt_len "
-                f"is {max_tgt_len}: {example.tgt!r}"
-            )
-        src_words = np.asarray(tokenizer.word_ids(example.src), np.int32)
-        tgt_words = np.asarray(tokenizer.word_ids(example.tgt), np.int32)
+        src_ids, tgt_ids, src_words, tgt_words = _pieces(example, tokenizer, max_src_len, max_tgt_len, i)
         s, t = len(src_ids), len(tgt_ids)
-        arrays["src"][i, : s + 1] = [*src_ids, tokenizer.eos_id]
-        arrays["tgt_in"][i, : t + 1] = [tokenizer.bos_id, *tgt_ids]
-        arrays["tgt_out"][i, : t + 1] = [*tgt_ids, tokenizer.eos_id]
-        arrays["src_words"][i, :s] = src_words
-        arrays["tgt_words"][i, :t] = tgt_words
-
-        for name, mask in _word_masks(example).items():
-            arrays[f"src_{name}"][i, :s] = mask[src_words]
-        arrays["tgt_marker"][i, 0] = is_marker_question(example.src)
-
-        if example.alignment:
-            words = example.src.split()
-            compound, multi = _aligned_constructions(example, src_words, tgt_words)
-            arrays["tgt_compound"][i, :t], arrays["tgt_multi_piece"][i, :t] = compound, multi
-            word_links = np.zeros((len(example.tgt.split()), len(words)), np.float32)
-            src_index, tgt_index = np.asarray(example.alignment).T
-            word_links[tgt_index, src_index] = 1.0
-            arrays["align"][i, :t, :s] = word_links[np.ix_(tgt_words, src_words)]
-    return arrays
+        ids["src"][i, : s + 1] = [*src_ids, tokenizer.eos_id]
+        ids["tgt_in"][i, : t + 1] = [tokenizer.bos_id, *tgt_ids]
+        ids["tgt_out"][i, : t + 1] = [*tgt_ids, tokenizer.eos_id]
+        src_words_all[i, :s], tgt_words_all[i, :t] = src_words, tgt_words
+        align[i, :t, :s] = _piece_alignment(example, src_words, tgt_words)
+        if tagger is not None:
+            _place_tags(tags, tagger(example, src_words, tgt_words), i, s, t, (n, max_src_len, max_tgt_len))
+    return Split(examples, **ids, src_words=src_words_all, tgt_words=tgt_words_all, align=align, tags=tags)
 
 
 def batches(

@@ -11,23 +11,23 @@ Transformer (Correia, Niculae & Martins, 2019) gives their own α per layer and 
 * ``decoder_self``: target positions attend to earlier target positions (causal).
 
 Every attention is an :class:`~entmax_lib.attention.EntmaxMultiHeadAttention`; with
-``normaliser="alpha_entmax"`` each owns one learned α per head. The sizes and dropout rates come
-from a :class:`~entmax_book.translation.config.TranslationConfig`.
+``normaliser="alpha_entmax"`` each owns one learned α per head. The normaliser, sizes and dropout
+rates come from a :class:`~entmax_book.translation.config.ModelConfig`.
 """
 
 from __future__ import annotations
 
 import functools
-import numbers
 
 import jax
 import jax.numpy as jnp
 import numpy as np
 from flax import nnx
 
-from entmax_book.translation.config import TranslationConfig
+from entmax_book import checks
+from entmax_book.translation.config import ModelConfig
 from entmax_book.translation.tokenizer import PAD_ID
-from entmax_lib.attention import NORMALISERS, EntmaxMultiHeadAttention
+from entmax_lib.attention import EntmaxMultiHeadAttention
 
 __all__ = [
     "ATTENTION_TYPES",
@@ -105,11 +105,11 @@ class _FeedForward(nnx.Module):
         return self.output(hidden if noise is None else noise.drop(hidden, rate))
 
 
-def _attention(config, normaliser, rngs, alpha_rngs):
+def _attention(config, rngs, alpha_rngs):
     return EntmaxMultiHeadAttention(
         config.num_heads,
         config.d_model,
-        normaliser,
+        config.normaliser,
         rngs=rngs,
         alpha_rngs=alpha_rngs,
         n_iter=config.n_iter,
@@ -118,10 +118,10 @@ def _attention(config, normaliser, rngs, alpha_rngs):
 
 
 class _EncoderLayer(nnx.Module):
-    def __init__(self, config, normaliser, rngs, alpha_rngs):
+    def __init__(self, config, rngs, alpha_rngs):
         d = config.d_model
         self.norm_attention = nnx.LayerNorm(d, rngs=rngs)
-        self.self_attention = _attention(config, normaliser, rngs, alpha_rngs)
+        self.self_attention = _attention(config, rngs, alpha_rngs)
         self.norm_ff = nnx.LayerNorm(d, rngs=rngs)
         self.feed_forward = _FeedForward(d, config.d_ff, rngs)
         self.rates = (config.dropout, config.ffn_dropout)
@@ -136,12 +136,12 @@ class _EncoderLayer(nnx.Module):
 
 
 class _DecoderLayer(nnx.Module):
-    def __init__(self, config, normaliser, rngs, alpha_rngs):
+    def __init__(self, config, rngs, alpha_rngs):
         d = config.d_model
         self.norm_self = nnx.LayerNorm(d, rngs=rngs)
-        self.self_attention = _attention(config, normaliser, rngs, alpha_rngs)
+        self.self_attention = _attention(config, rngs, alpha_rngs)
         self.norm_context = nnx.LayerNorm(d, rngs=rngs)
-        self.context_attention = _attention(config, normaliser, rngs, alpha_rngs)
+        self.context_attention = _attention(config, rngs, alpha_rngs)
         self.norm_ff = nnx.LayerNorm(d, rngs=rngs)
         self.feed_forward = _FeedForward(d, config.d_ff, rngs)
         self.rates = (config.dropout, config.ffn_dropout)
@@ -178,15 +178,13 @@ class Transformer(nnx.Module):
     """Pre-LN encoder–decoder Transformer with pluggable attention normalisers.
 
     Args:
-      config: a :class:`~entmax_book.translation.config.TranslationConfig` (sizes, dropout
-        rates, ``n_iter``, ``max_len``).
-      normaliser: the attention normaliser of every head, a name of
-        :data:`entmax_lib.attention.NORMALISERS`.
+      config: a :class:`~entmax_book.translation.config.ModelConfig` (the normaliser of every
+        head, sizes, dropout rates, ``n_iter``, ``max_len``).
       vocab_size: V, the joint source/target vocabulary of the data's tokenizer (padding id
         :data:`~entmax_book.translation.tokenizer.PAD_ID`).
-      seed: initialisation seed (default ``config.seed``). The α logits (learned-α models
-        only) are drawn from a separate stream, so that models with different normalisers built
-        from the same seed start from identical projection, embedding and feed-forward weights.
+      seed: initialisation seed. The α logits (learned-α models only) are drawn from a separate
+        stream, so that models with different normalisers built from the same seed start from
+        identical projection, embedding and feed-forward weights.
 
     Dropout acts only in a training forward pass, one given a ``dropout_key``; without one (the
     default, and in decoding and analysis) the model is deterministic.
@@ -197,25 +195,18 @@ class Transformer(nnx.Module):
     and (T, T) for ``decoder_self``.
     """
 
-    def __init__(self, config: TranslationConfig, normaliser: str, vocab_size: int, seed=None):
-        if not isinstance(config, TranslationConfig):
-            raise TypeError(f"config must be a TranslationConfig, got {type(config).__name__}.")
-        if normaliser not in NORMALISERS:
-            raise ValueError(f"normaliser must be one of {list(NORMALISERS)}, got {normaliser!r}.")
-        if isinstance(vocab_size, bool) or not isinstance(vocab_size, numbers.Integral) or vocab_size < 1:
-            raise ValueError(f"vocab_size must be a positive integer, got {vocab_size!r}.")
-        self.config, self.normaliser, self.vocab_size, self.pad_id = config, normaliser, vocab_size, PAD_ID
-        seed = config.seed if seed is None else seed
+    def __init__(self, config: ModelConfig, vocab_size: int, seed: int = 0):
+        if not isinstance(config, ModelConfig):
+            raise TypeError(f"config must be a ModelConfig, got {type(config).__name__}.")
+        self.vocab_size = checks.count("vocab_size", vocab_size)
+        seed = checks.count("seed", seed, minimum=0)
+        self.config, self.normaliser, self.pad_id = config, config.normaliser, PAD_ID
         rngs, alpha_rngs = nnx.Rngs(params=seed), nnx.Rngs(params=seed + 10_000)
         self.embed = nnx.Embed(vocab_size, config.d_model, rngs=rngs)
         layers = range(config.num_layers)
-        self.encoder_layers = _module_list(
-            [_EncoderLayer(config, normaliser, rngs, alpha_rngs) for _ in layers]
-        )
+        self.encoder_layers = _module_list([_EncoderLayer(config, rngs, alpha_rngs) for _ in layers])
         self.encoder_norm = nnx.LayerNorm(config.d_model, rngs=rngs)
-        self.decoder_layers = _module_list(
-            [_DecoderLayer(config, normaliser, rngs, alpha_rngs) for _ in layers]
-        )
+        self.decoder_layers = _module_list([_DecoderLayer(config, rngs, alpha_rngs) for _ in layers])
         self.decoder_norm = nnx.LayerNorm(config.d_model, rngs=rngs)
 
     def _embed(self, tokens, start=0):
@@ -352,14 +343,10 @@ def greedy_decode(model, src, max_len, bos_id, eos_id):
       (B, max_len) int32 numpy array of generated ids (EOS included, then pad).
 
     Raises:
-      ValueError if ``max_len`` is not an integer in [1, ``model.config.max_len``].
+      TypeError if ``max_len`` is not an integer, ValueError if it is not in [1,
+      ``model.config.max_len``].
     """
-    if isinstance(max_len, bool) or not isinstance(max_len, numbers.Integral):
-        raise ValueError(f"max_len must be an integer, got {max_len!r}.")
-    if not 1 <= max_len <= model.config.max_len:
-        raise ValueError(
-            f"max_len must be in [1, {model.config.max_len}] (the positional table's length), got {max_len}."
-        )
+    checks.count("max_len", max_len, maximum=model.config.max_len)  # the positional table's length
     graphdef, state = nnx.split(model)
     src = jnp.asarray(src, jnp.int32)
     out = _greedy_jit(graphdef, state, src, int(max_len), int(bos_id), int(eos_id), model.pad_id)
@@ -383,9 +370,8 @@ def weights(model: Transformer) -> dict:
     so a checkpoint loads only into a model of the same architecture and normaliser. Together with
     :func:`entmax_book.record.save` (``arrays=``) this is how a trained model is recorded.
 
-    >>> from entmax_book.translation.config import TranslationConfig
-    >>> small = TranslationConfig(d_model=8, num_heads=2, num_layers=1, d_ff=16)
-    >>> w = weights(Transformer(small, "softmax", vocab_size=11))
+    >>> small = ModelConfig(normaliser="softmax", d_model=8, num_heads=2, num_layers=1, d_ff=16)
+    >>> w = weights(Transformer(small, vocab_size=11))
     >>> w["embed/embedding"].shape
     (11, 8)
     """

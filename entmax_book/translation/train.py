@@ -6,9 +6,9 @@ The loss is the token-level cross-entropy of teacher-forced decoding,
 
 optionally label-smoothed. The optimiser is Adam with global-norm gradient clipping and a
 linear warm-up followed by cosine decay (default) or inverse-square-root decay; the α logits
-can have their own learning rate. Dropout (rates in the model's config) draws fresh masks
-every step from ``seed``. Every setting comes from the model's
-:class:`~entmax_book.translation.config.TranslationConfig`. The train step is one
+can have their own learning rate. Dropout (the model's own rates) draws fresh masks every step
+from ``seed``. Every training setting comes from a
+:class:`~entmax_book.translation.config.TrainConfig`. The train step is one
 ``jax.jit``-compiled pure function of the parameters (the model is split with ``nnx.split``
 once, merged back at the end), so it runs unchanged on CPU, GPU or TPU.
 
@@ -19,7 +19,6 @@ trajectories Correia, Niculae & Martins (2019) plot in their Figure 2.
 from __future__ import annotations
 
 import functools
-import numbers
 import time
 
 import jax
@@ -28,9 +27,11 @@ import numpy as np
 import optax
 from flax import nnx
 
+from entmax_book import checks
 from entmax_book import progress as progress_bars
-from entmax_book.translation.data import batches, token_batches
-from entmax_lib.attention import NORMALISERS
+from entmax_book.translation.config import TrainConfig
+from entmax_book.translation.data import Split, batches, token_batches
+from entmax_lib.attention import learns_alpha
 
 __all__ = ["TrainingDiverged", "cross_entropy", "learning_rate_schedule", "make_optimizer", "train"]
 
@@ -73,17 +74,18 @@ def cross_entropy(logits, targets, pad_id=0, label_smoothing=0.0):
     return jnp.sum(nll * weight) / jnp.maximum(jnp.sum(weight), 1.0)
 
 
-def learning_rate_schedule(config):
+def learning_rate_schedule(config: TrainConfig):
     """The learning rate as a function of the update count c (0 for the first update).
 
     "cosine" (optax's warm-up cosine decay): lr(c) = peak · c / w for c < w, then
     peak · (0.1 + 0.9 · ½ (1 + cos(π (c − w) / (steps − w)))), 10 % of the peak at c = steps.
 
     "inverse_sqrt" (Vaswani et al., 2017, §5.3, scaled to peak at step w): with s = c + 1 the
-    step being taken, lr(s) = peak · min(s / w, √(w / s)).
+    step being taken, lr(s) = peak · min(s / w, √(w / s)), w ≥ 1 (a run of one step takes it
+    at the peak).
 
     Args:
-      config: a :class:`~entmax_book.translation.config.TranslationConfig` (``learning_rate`` =
+      config: a :class:`~entmax_book.translation.config.TrainConfig` (``learning_rate`` =
         peak; w = ``warmup_steps``, at most half the run: min(warmup_steps, steps // 2)).
 
     Returns:
@@ -93,14 +95,14 @@ def learning_rate_schedule(config):
       Loshchilov & Hutter (2017), SGDR: https://arxiv.org/abs/1608.03983 ;
       Vaswani et al. (2017), Attention Is All You Need: https://arxiv.org/abs/1706.03762
 
-    >>> from entmax_book.translation.config import TranslationConfig
-    >>> config = TranslationConfig(steps=100, learning_rate=1.0, warmup_steps=4, schedule="inverse_sqrt")
+    >>> config = TrainConfig(steps=100, learning_rate=1.0, warmup_steps=4, schedule="inverse_sqrt")
     >>> schedule = learning_rate_schedule(config)
     >>> [round(float(schedule(c)), 3) for c in (0, 3, 15, 99)]
     [0.25, 1.0, 0.5, 0.2]
     """
     peak, warmup = config.learning_rate, min(config.warmup_steps, config.steps // 2)
     if config.schedule == "inverse_sqrt":
+        warmup = max(warmup, 1)  # min(…, steps // 2) is 0 for one step: it would train at rate 0
 
         def inverse_sqrt(count):
             step = jnp.asarray(count, jnp.float32) + 1.0
@@ -116,7 +118,7 @@ def _is_alpha(path):
     return any(getattr(key, "key", None) == "alpha_logit" for key in path)
 
 
-def make_optimizer(config):
+def make_optimizer(config: TrainConfig):
     """Adam(β₂ = 0.98) with gradient clipping and the schedule of :func:`learning_rate_schedule`.
 
     The global gradient norm is clipped to ``clip_norm`` first. With ``alpha_learning_rate``
@@ -124,7 +126,7 @@ def make_optimizer(config):
     same schedule scaled by ``alpha_learning_rate / learning_rate``.
 
     Args:
-      config: a :class:`~entmax_book.translation.config.TranslationConfig`.
+      config: a :class:`~entmax_book.translation.config.TrainConfig`.
 
     Returns:
       an ``optax.GradientTransformation``.
@@ -132,8 +134,7 @@ def make_optimizer(config):
     References:
       Kingma & Ba (2015), Adam: https://arxiv.org/abs/1412.6980
 
-    >>> from entmax_book.translation.config import TranslationConfig
-    >>> optimizer = make_optimizer(TranslationConfig(steps=10, warmup_steps=2))
+    >>> optimizer = make_optimizer(TrainConfig(steps=10, warmup_steps=2))
     >>> state = optimizer.init({"w": jnp.zeros(3)})
     """
     schedule = learning_rate_schedule(config)
@@ -179,23 +180,18 @@ def _train_step(
 def _eval_steps(evaluate, eval_steps, steps):
     """The checked set of steps after which ``evaluate`` runs."""
     eval_steps = list(eval_steps)
-    if not all(
-        isinstance(s, numbers.Integral) and not isinstance(s, bool) and 1 <= s <= steps for s in eval_steps
-    ):
+    if not all(checks.is_int(s) and 1 <= s <= steps for s in eval_steps):
         raise ValueError(f"eval_steps must be steps in 1 … {steps}, got {eval_steps}.")
     if eval_steps and evaluate is None:
         raise ValueError("eval_steps given without an evaluate function.")
     return set(eval_steps)
 
 
-def _minibatches(model, columns, devices):
+def _minibatches(columns, config, seed, pad_id, devices):
     """Fixed-size batches with a fresh permutation every epoch (one shape, one compilation), or
     token batches (one shape and compilation per length bucket)."""
-    config = model.config
     if config.batch_tokens is not None:
-        return token_batches(
-            columns, config.batch_tokens, config.seed, pad_id=model.pad_id, multiple_of=len(devices)
-        )
+        return token_batches(columns, config.batch_tokens, seed, pad_id=pad_id, multiple_of=len(devices))
     if config.batch_size % len(devices):
         raise ValueError(
             f"batch_size={config.batch_size} must be a multiple of the {len(devices)} local devices "
@@ -205,7 +201,7 @@ def _minibatches(model, columns, devices):
         raise ValueError(
             f"the training set ({len(columns['src'])} pairs) is smaller than batch_size={config.batch_size}."
         )
-    return batches(columns, config.batch_size, config.seed)
+    return batches(columns, config.batch_size, seed)
 
 
 def _replicate(devices, tree):
@@ -235,7 +231,7 @@ def _record(history, losses, step, model, params, bar):
     history["step"].append(step)
     history["loss"].append(round(float(losses.mean()), 5))
     mean_alpha = None
-    if NORMALISERS[model.normaliser] is None:
+    if learns_alpha(model.normaliser):
         _record_alpha(history, model, params, step)
         mean_alpha = float(np.mean([a[-1] for a in history["alpha"].values()]))
     progress_bars.report(bar, step=step, loss=history["loss"][-1], alpha=mean_alpha)
@@ -254,8 +250,18 @@ def _evaluate(history, model, params, evaluate, step):
     return time.perf_counter() - start
 
 
-def train(model, arrays, *, desc="train", evaluate=None, eval_steps=(), stop_after=None):
-    """Train ``model`` in place on teacher-forced batches of ``arrays``, with ``model.config``.
+def train(
+    model,
+    split: Split,
+    config: TrainConfig,
+    *,
+    seed=0,
+    desc="train",
+    evaluate=None,
+    eval_steps=(),
+    stop_after=None,
+):
+    """Train ``model`` in place on teacher-forced batches of ``split``, with ``config``.
 
     Shows a progress bar with the step, the loss and (for learned α) the mean α where someone
     is watching (a terminal, Jupyter or Colab; never in the built book or the tests, see
@@ -269,14 +275,14 @@ def train(model, arrays, *, desc="train", evaluate=None, eval_steps=(), stop_aft
     device. Batch sizes must then be a multiple of the device count.
 
     Args:
-      model: a :class:`~entmax_book.translation.model.Transformer`; its ``config`` (a
-        :class:`~entmax_book.translation.config.TranslationConfig`) sets the schedule.
-      arrays: dict with "src" (N, S), "tgt_in" (N, T), "tgt_out" (N, T) int arrays
-        (as made by ``entmax_book.translation.data.encode_examples``).
+      model: a :class:`~entmax_book.translation.model.Transformer`.
+      split: the training :class:`~entmax_book.translation.data.Split`.
+      config: a :class:`~entmax_book.translation.config.TrainConfig`.
+      seed: the batch order and the dropout masks.
       desc: the progress bar's label.
-      evaluate: optional callable ``evaluate(model) -> dict of numbers`` (e.g. the test loss
-        and BLEU), called with the model's current weights after each step in ``eval_steps``;
-        its time is not counted in "seconds".
+      evaluate: optional callable ``evaluate(model) -> dict of numbers`` (e.g. the validation
+        loss), called with the model's current weights after each step in ``eval_steps``; its
+        time is not counted in "seconds".
       eval_steps: the steps (1 … ``steps``) after which ``evaluate`` runs.
       stop_after: stop after this many steps of the config's schedule (default: all
         ``config.steps``), e.g. to rerun the start of a longer run.
@@ -288,14 +294,20 @@ def train(model, arrays, *, desc="train", evaluate=None, eval_steps=(), stop_aft
       "seconds" (training wall time, compilation included), "compile_seconds" (the first
       step) and, with ``evaluate``, "eval" (its numbers by step).
     """
-    config = model.config
-    last = config.steps if stop_after is None else stop_after
-    if isinstance(last, bool) or not isinstance(last, numbers.Integral) or not 1 <= last <= config.steps:
-        raise ValueError(f"stop_after must be a step in 1 … {config.steps}, got {stop_after!r}.")
-    columns = {k: np.asarray(arrays[k], np.int32) for k in ("src", "tgt_in", "tgt_out")}
+    if not isinstance(config, TrainConfig):
+        raise TypeError(f"config must be a TrainConfig, got {type(config).__name__}.")
+    if not isinstance(split, Split):
+        raise TypeError(
+            f"split must be a data.Split (see experiment.prepare_data), got {type(split).__name__}."
+        )
+    last = (
+        config.steps if stop_after is None else checks.count("stop_after", stop_after, maximum=config.steps)
+    )
+    seed = checks.count("seed", seed, minimum=0)
+    columns = {k: np.asarray(v, np.int32) for k, v in split.columns().items()}
     devices = jax.local_devices()
     eval_steps = _eval_steps(evaluate, eval_steps, last)
-    minibatches = _minibatches(model, columns, devices)
+    minibatches = _minibatches(columns, config, seed, model.pad_id, devices)
     optimizer = make_optimizer(config)
     graphdef, params, rest = nnx.split(model, nnx.Param, ...)
     (params, rest, opt_state), place = _replicate(devices, (params, rest, optimizer.init(params)))
@@ -303,14 +315,13 @@ def train(model, arrays, *, desc="train", evaluate=None, eval_steps=(), stop_aft
         _train_step, graphdef, optimizer, model.pad_id, config.label_smoothing, config.compute_dtype
     )
     history = {"step": [], "loss": [], "alpha_step": [], "alpha": {}}
-    if NORMALISERS[model.normaliser] is None:
+    if learns_alpha(model.normaliser):
         _record_alpha(history, model, params, 0)
-    rates = (config.dropout, config.attention_dropout, config.ffn_dropout)
-    dropout_key = jax.random.key(config.seed) if any(rates) else None
+    dropout_key = jax.random.key(seed)  # used only where the model has a dropout rate above 0
     start, running = time.perf_counter(), []
     with progress_bars.progress(last, desc=desc) as bar:
         for step in range(1, last + 1):
-            key = None if dropout_key is None else jax.random.fold_in(dropout_key, step)
+            key = jax.random.fold_in(dropout_key, step)
             params, opt_state, loss = step_fn(params, rest, opt_state, place(next(minibatches)), key)
             running.append(loss)
             if step == 1:

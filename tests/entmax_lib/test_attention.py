@@ -302,3 +302,11 @@ def test_layer_dropout_acts_only_with_a_key_and_returns_the_weights_before_it():
     assert not np.allclose(dropped, plain, atol=1e-4)
     # the same key, the same mask
     np.testing.assert_array_equal(layer(x, dropout_key=jax.random.key(2)), dropped)
+
+
+def test_learns_alpha_names_the_one_learned_normaliser():
+    from entmax_lib.attention import learns_alpha
+
+    assert [n for n in NORMALISERS if learns_alpha(n)] == ["alpha_entmax"]
+    with pytest.raises(ValueError, match="normaliser must be one of"):
+        learns_alpha("relu")

@@ -3,23 +3,24 @@
 import numpy as np
 import pytest
 
-from entmax_book.translation.corpus import Example
+from entmax_book.translation.corpus import CONSTRUCTIONS, is_marker_question, tag_pieces
+from entmax_book.translation.corpus.lexicon import INTERROGATIVES
 from entmax_book.translation.data import (
-    CONSTRUCTIONS,
+    Example,
     batches,
-    encode_examples,
-    is_marker_question,
+    encode,
     required_lengths,
 )
-from entmax_book.translation.lexicon import INTERROGATIVES
 from entmax_book.translation.tokenizer import train_tokenizer
 
 
-def test_encode_examples_layout(tokenizer, examples):
+def test_encode_layout(tokenizer, examples):
     S, T = required_lengths(examples, tokenizer)
-    arrays = encode_examples(examples, tokenizer, S + 2, T + 3)
+    arrays = encode(examples, tokenizer, S + 2, T + 3, tag_pieces)
     n = len(examples)
-    shapes = {k: v.shape for k, v in arrays.items()}
+    fields = ("src", "tgt_in", "tgt_out", "src_words", "tgt_words", "align")
+    shapes = {k: getattr(arrays, k).shape for k in fields} | {k: v.shape for k, v in arrays.tags.items()}
+    assert arrays.examples == tuple(examples) and len(arrays) == n
     assert shapes == {
         "src": (n, S + 2),
         "tgt_in": (n, T + 3),
@@ -35,49 +36,49 @@ def test_encode_examples_layout(tokenizer, examples):
         "tgt_multi_piece": (n, T + 3),
         "tgt_marker": (n, T + 3),
     }
-    assert arrays["src"].dtype == np.int32 and arrays["align"].dtype == np.float32
+    assert arrays.src.dtype == np.int32 and arrays.align.dtype == np.float32
     for i, e in enumerate(examples):
         src, tgt = tokenizer.encode(e.src), tokenizer.encode(e.tgt)
         s, t = len(src), len(tgt)
-        assert list(arrays["src"][i]) == src + [tokenizer.eos_id] + [0] * (S + 1 - s)
-        assert list(arrays["tgt_in"][i, : t + 1]) == [tokenizer.bos_id, *tgt]
-        assert list(arrays["tgt_out"][i, : t + 1]) == [*tgt, tokenizer.eos_id]
-        assert not arrays["tgt_in"][i, t + 1 :].any() and not arrays["tgt_out"][i, t + 1 :].any()
-        assert tokenizer.decode(arrays["src"][i]) == e.src
-        assert list(arrays["src_words"][i, :s]) == tokenizer.word_ids(e.src)
-        assert (arrays["src_words"][i, s:] == -1).all() and (arrays["tgt_words"][i, t:] == -1).all()
+        assert list(arrays.src[i]) == src + [tokenizer.eos_id] + [0] * (S + 1 - s)
+        assert list(arrays.tgt_in[i, : t + 1]) == [tokenizer.bos_id, *tgt]
+        assert list(arrays.tgt_out[i, : t + 1]) == [*tgt, tokenizer.eos_id]
+        assert not arrays.tgt_in[i, t + 1 :].any() and not arrays.tgt_out[i, t + 1 :].any()
+        assert tokenizer.decode(arrays.src[i]) == e.src
+        assert list(arrays.src_words[i, :s]) == tokenizer.word_ids(e.src)
+        assert (arrays.src_words[i, s:] == -1).all() and (arrays.tgt_words[i, t:] == -1).all()
 
 
-def test_encode_examples_annotations(tokenizer, examples):
-    arrays = encode_examples(examples, tokenizer, *required_lengths(examples, tokenizer))
+def test_encode_annotations(tokenizer, examples):
+    arrays = encode(examples, tokenizer, *required_lengths(examples, tokenizer), tag_pieces)
     n_questions = 0
     for i, e in enumerate(examples):
         src_words = e.src.split()
         links = set(e.alignment)
-        sw, tw = arrays["src_words"][i], arrays["tgt_words"][i]
+        sw, tw = arrays.src_words[i], arrays.tgt_words[i]
         # Independent reference for the piece-level alignment, element by element.
-        for t in range(arrays["align"].shape[1]):
-            for s in range(arrays["align"].shape[2]):
+        for t in range(arrays.align.shape[1]):
+            for s in range(arrays.align.shape[2]):
                 expected = tw[t] >= 0 and sw[s] >= 0 and (sw[s], tw[t]) in links
-                assert arrays["align"][i, t, s] == float(expected)
+                assert arrays.align[i, t, s] == float(expected)
         pieces_of = {w: [p for p in range(len(sw)) if sw[p] == w] for w in range(len(src_words))}
         question = [p for w, word in enumerate(src_words) if word == "?" for p in pieces_of[w]]
         asking = [p for w, word in enumerate(src_words) if word in INTERROGATIVES for p in pieces_of[w]]
-        assert list(np.flatnonzero(arrays["src_question"][i])) == question
-        assert list(np.flatnonzero(arrays["src_interrogative"][i])) == asking
+        assert list(np.flatnonzero(arrays.tags["src_question"][i])) == question
+        assert list(np.flatnonzero(arrays.tags["src_interrogative"][i])) == asking
         n_questions += bool(question)
     assert n_questions > 50
 
 
-def test_encode_examples_rejects_long_sentences(tokenizer, examples):
+def test_encode_rejects_long_sentences(tokenizer, examples):
     S, T = required_lengths(examples, tokenizer)
-    encode_examples(examples, tokenizer, S, T)
+    encode(examples, tokenizer, S, T, tag_pieces)
     with pytest.raises(ValueError, match="max_src_len"):
-        encode_examples(examples, tokenizer, S - 1, T)
+        encode(examples, tokenizer, S - 1, T, tag_pieces)
     with pytest.raises(ValueError, match="max_tgt_len"):
-        encode_examples(examples, tokenizer, S, T - 1)
-    unaligned = encode_examples([Example("the dog .", "der Hund .")], tokenizer, S, T)
-    assert not unaligned["align"].any()
+        encode(examples, tokenizer, S, T - 1, tag_pieces)
+    unaligned = encode([Example("the dog .", "der Hund .")], tokenizer, S, T, tag_pieces)
+    assert not unaligned.align.any()
 
 
 def test_batches_cover_every_example_reproducibly():
@@ -114,17 +115,17 @@ def test_planted_constructions_by_hand():
         ),
         Example("does the table stand ?", "steht der Tisch ?", ((0, 0), (1, 1), (2, 2), (3, 0), (4, 3))),
     ]
-    arrays = encode_examples(pairs, tokenizer, 12, 12)
+    arrays = encode(pairs, tokenizer, 12, 12, tag_pieces)
     words = [tokenizer.word_ids(p.src) for p in pairs]
     head = np.flatnonzero(np.asarray(words[0]) == 2)  # "table" after "kitchen"
-    assert np.flatnonzero(arrays["src_compound_head"][0]).tolist() == head.tolist()
-    assert not arrays["src_compound_head"][1].any()  # "table" after "the" is not a compound
-    tgt_words = arrays["tgt_words"][0]
-    assert np.array_equal(arrays["tgt_compound"][0], tgt_words == 2)  # "Küchentisch"
-    assert arrays["tgt_marker"].tolist()[0][:2] == [True, False]  # first German piece only
-    assert not arrays["tgt_marker"][1].any()  # "does" asks the question: no marker question
+    assert np.flatnonzero(arrays.tags["src_compound_head"][0]).tolist() == head.tolist()
+    assert not arrays.tags["src_compound_head"][1].any()  # "table" after "the" is not a compound
+    tgt_words = arrays.tgt_words[0]
+    assert np.array_equal(arrays.tags["tgt_compound"][0], tgt_words == 2)  # "Küchentisch"
+    assert arrays.tags["tgt_marker"].tolist()[0][:2] == [True, False]  # first German piece only
+    assert not arrays.tags["tgt_marker"][1].any()  # "does" asks the question: no marker question
     real = np.asarray(words[0]) != 4  # every piece but the "?"
-    assert arrays["src_marker"][0, : len(real)].tolist() == real.tolist()
+    assert arrays.tags["src_marker"][0, : len(real)].tolist() == real.tolist()
 
 
 @pytest.mark.parametrize(
@@ -143,9 +144,9 @@ def test_marker_questions(src, marker):
 
 def test_generated_corpus_carries_every_planted_construction(tokenizer, examples):
     """Marker questions translate to verb-first German; every construction occurs in 400 pairs."""
-    arrays = encode_examples(examples, tokenizer, *required_lengths(examples, tokenizer))
+    arrays = encode(examples, tokenizer, *required_lengths(examples, tokenizer), tag_pieces)
     for name in CONSTRUCTIONS:
-        assert arrays[name].any(1).mean() > 0.03, name
+        assert arrays.tags[name].any(1).mean() > 0.03, name
     markers = [e for e in examples if is_marker_question(e.src)]
     assert markers
     for example in markers:  # inverted: the German opens with the verb, not the English subject

@@ -2,7 +2,7 @@
 
 A token is ``(word, keys)``: an English and a German token are aligned iff their key sets
 intersect. :class:`Generator` samples a clause structure (subject, verb, tense, objects,
-prepositional phrase) from the :mod:`~entmax_book.translation.lexicon`, then linearises it in
+prepositional phrase) from the :mod:`~entmax_book.translation.corpus.lexicon`, then linearises it in
 both languages: English statements and questions with do-support, German verb-second main
 clauses, verb-first questions and verb-final subordinate clauses. Some yes/no questions
 are asked by the final "?" alone ("the dog sleeps ?"), so that the German word order depends on
@@ -15,7 +15,7 @@ import dataclasses
 import itertools
 import random
 
-from entmax_book.translation.lexicon import (
+from entmax_book.translation.corpus.lexicon import (
     ADJECTIVES,
     ADVERBS,
     ANY,
@@ -55,7 +55,7 @@ __all__ = [
 Token = tuple[str, frozenset]
 
 #: Share of questions asked by the final "?" alone, in statement word order (a marker question,
-#: see :data:`~entmax_book.translation.lexicon.AUXILIARIES`).
+#: see :data:`~entmax_book.translation.corpus.lexicon.AUXILIARIES`).
 MARKER_QUESTION_SHARE = 0.3
 
 

@@ -2,7 +2,7 @@
 
 Nouns, adjectives and verbs are written as small tables (one entry per line) and parsed into
 frozen dataclasses; pronouns, possessives, adverbs and the German declension tables are plain
-dicts. :mod:`~entmax_book.translation.grammar` combines them into sentences.
+dicts. :mod:`~entmax_book.translation.corpus.grammar` combines them into sentences.
 """
 
 from __future__ import annotations

@@ -2,7 +2,8 @@
 
 import pytest
 
-from entmax_book.translation.corpus import Example, generate_corpus, load_tsv, write_tsv
+from entmax_book.translation.corpus import generate_corpus, load_tsv, write_tsv
+from entmax_book.translation.data import Example
 
 
 @pytest.fixture(scope="module")

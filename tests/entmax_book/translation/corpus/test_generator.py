@@ -10,9 +10,9 @@ import re
 
 import pytest
 
-from entmax_book.translation import corpus, grammar, lexicon
-from entmax_book.translation.corpus import generate_corpus, make_splits
-from entmax_book.translation.lexicon import INTERROGATIVES
+from entmax_book.translation import corpus
+from entmax_book.translation.corpus import generate_corpus, grammar, lexicon, make_splits
+from entmax_book.translation.corpus.lexicon import INTERROGATIVES
 
 PUNCTUATION = {".", "?", ","}
 

@@ -1,9 +1,11 @@
 """A small generated English → German parallel corpus with gold word alignments.
 
 The paper (Correia et al., 2019) analyses heads of Transformers trained on real translation data
-(IWSLT, WMT). Real corpora cannot be downloaded here, and a 1–2 minute CPU training needs a much
-smaller task, so this module *generates* sentence pairs from a hand-written lexicon (a few hundred
-real words) and a grammar that carries the phenomena the paper's heads specialise on:
+(IWSLT, WMT). Its head analyses need to know where a dependency is: which word a German compound
+depends on, which word decides a question's word order. A generated corpus plants such
+dependencies with a known ground truth (:func:`tag_pieces` tags them), and is small enough for a
+CPU training of a few minutes. This module *generates* sentence pairs from a hand-written lexicon
+(a few hundred real words) and a grammar that carries the phenomena the paper's heads specialise on:
 
 * **reordering**: verb-final subordinate clauses ("… that the dog sees the cat" → "… , dass der
   Hund die Katze sieht"), verb-second after a fronted adverb or a fronted "if" clause ("today the
@@ -12,7 +14,7 @@ real words) and a grammar that carries the phenomena the paper's heads specialis
   Lehrer an");
 * **questions** with inversion and a final "?": yes/no questions ("does the dog sleep ?" → "schläft
   der Hund ?") and wh-questions with the words in
-  :data:`~entmax_book.translation.lexicon.INTERROGATIVES` ("where does the teacher live ?" →
+  :data:`~entmax_book.translation.corpus.lexicon.INTERROGATIVES` ("where does the teacher live ?" →
   "wo wohnt der Lehrer ?", "who does the child help ?" → "wem hilft das Kind ?");
 * **agreement**: gender, number and case of articles, possessives, "dieser" and "welcher"
   (nominative / accusative / dative, with prepositions that govern a case and the contraction
@@ -25,9 +27,9 @@ real words) and a grammar that carries the phenomena the paper's heads specialis
 
 Conventions: words are separated by single spaces, punctuation ("," "." "?") is a separate token,
 sentences start in lower case (German nouns are capitalised, as is English "I"). The words are in
-:mod:`~entmax_book.translation.lexicon`, the sentence structures in
-:mod:`~entmax_book.translation.grammar`, the file format in
-:mod:`~entmax_book.translation.tsv`. The translation
+:mod:`~entmax_book.translation.corpus.lexicon`, the sentence structures in
+:mod:`~entmax_book.translation.corpus.grammar`, the file format in
+:mod:`~entmax_book.translation.corpus.tsv`. The translation
 of an English sentence is a function of the sentence (no free choices on the German side), so the
 task is learnable. Every pair carries a gold word alignment: a set of (English word index, German
 word index) pairs. Content words are aligned one-to-one ("has" → "hat", "seen" → "gesehen"),
@@ -40,44 +42,29 @@ subordinate clause, which has no English counterpart, to nothing. Every English 
 
 from __future__ import annotations
 
-import dataclasses
 import random
 
-from entmax_book.translation import tsv
-from entmax_book.translation.grammar import Generator, aligned_words
+import numpy as np
+
+from entmax_book import checks
+from entmax_book.translation.corpus.grammar import Generator, aligned_words
+from entmax_book.translation.corpus.lexicon import AUXILIARIES, INTERROGATIVES, TWO_WORD_NOUNS
+from entmax_book.translation.data import Example
 
 __all__ = [
+    "CONSTRUCTIONS",
     "MAX_WORDS",
     "MIN_WORDS",
-    "Example",
     "generate_corpus",
-    "load_tsv",
+    "is_marker_question",
     "make_splits",
     "sample_example",
-    "write_tsv",
+    "tag_pieces",
 ]
 
 #: Words per side (punctuation included) of a generated pair.
 MIN_WORDS = 4
 MAX_WORDS = 16
-
-
-@dataclasses.dataclass(frozen=True)
-class Example:
-    """One sentence pair.
-
-    ``src`` is English and ``tgt`` German, words separated by single spaces. ``alignment`` holds
-    gold word alignment links (i, j): word i of ``src`` (0-based, split on spaces) translates to
-    word j of ``tgt``. Words may have zero, one or several links; ``()`` means "no alignment
-    known" (e.g. a TSV file without an alignment column).
-
-    >>> Example("the dog sleeps .", "der Hund schläft .", ((0, 0), (1, 1), (2, 2), (3, 3))).tgt.split()[1]
-    'Hund'
-    """
-
-    src: str
-    tgt: str
-    alignment: tuple[tuple[int, int], ...] = ()
 
 
 def sample_example(rng: random.Random) -> Example:
@@ -95,11 +82,6 @@ def sample_example(rng: random.Random) -> Example:
     """
     src, tgt, alignment = aligned_words(*Generator(rng).sentence())
     return Example(" ".join(src), " ".join(tgt), alignment)
-
-
-def _check_count(value, name: str) -> None:
-    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-        raise ValueError(f"{name} must be a count of pairs (an integer ≥ 0), got {value!r}")
 
 
 def generate_corpus(n: int, seed: int = 0) -> list[Example]:
@@ -121,7 +103,7 @@ def generate_corpus(n: int, seed: int = 0) -> list[Example]:
     >>> [e.src for e in generate_corpus(2, seed=1)] == [e.src for e in generate_corpus(2, seed=1)]
     True
     """
-    _check_count(n, "n")
+    checks.count("n", n, minimum=0)
     rng = random.Random(seed)
     seen: set[str] = set()
     examples: list[Example] = []
@@ -156,7 +138,7 @@ def make_splits(n_train: int, n_valid: int, n_test: int, seed: int = 0) -> dict[
     {'train': 3, 'valid': 1, 'test': 2}
     """
     for name, value in (("n_train", n_train), ("n_valid", n_valid), ("n_test", n_test)):
-        _check_count(value, name)
+        checks.count(name, value, minimum=0)
     corpus = generate_corpus(n_train + n_valid + n_test, seed)
     return {
         "train": corpus[:n_train],
@@ -165,39 +147,80 @@ def make_splits(n_train: int, n_valid: int, n_test: int, seed: int = 0) -> dict[
     }
 
 
-def load_tsv(path) -> list[Example]:
-    """Read sentence pairs from a file of lines ``src<TAB>tgt[<TAB>alignment]``.
+#: The planted dependencies, each the name of a tag over the target pieces whose prediction
+#: needs it (see :func:`tag_pieces`).
+CONSTRUCTIONS = ("tgt_compound", "tgt_multi_piece", "tgt_marker")
 
-    The format is that of :mod:`~entmax_book.translation.tsv` (UTF-8, alignment links "i-j").
+
+def is_marker_question(src: str) -> bool:
+    """Whether an English sentence is a question marked by its final "?" alone.
+
+    No interrogative word and no opening auxiliary: "the dog sleeps ?" (German "schläft der
+    Hund ?") but not "does the dog sleep ?" or "who sleeps ?".
+
+    >>> is_marker_question("the dog sleeps ?"), is_marker_question("does the dog sleep ?")
+    (True, False)
+    """
+    words = src.split()
+    return (
+        bool(words)
+        and words[-1] == "?"
+        and words[0].lower() not in AUXILIARIES
+        and not any(w.lower() in INTERROGATIVES for w in words)
+    )
+
+
+def _source_word_tags(example: Example) -> dict[str, np.ndarray]:
+    """Per source word: "?", interrogative, second word of a two-word noun, marker question."""
+    words = example.src.split()
+    compound_head = [i > 0 and (words[i - 1], w) in TWO_WORD_NOUNS for i, w in enumerate(words)]
+    marker = is_marker_question(example.src)
+    return {
+        "src_question": np.array([w == "?" for w in words]),
+        "src_interrogative": np.array([w.lower() in INTERROGATIVES for w in words]),
+        "src_compound_head": np.array(compound_head),
+        "src_marker": np.array([marker and w != "?" for w in words]),
+    }
+
+
+def tag_pieces(example: Example, src_words: np.ndarray, tgt_words: np.ndarray) -> dict[str, np.ndarray]:
+    """The generated corpus's tagger (see :data:`entmax_book.translation.data.Tagger`).
+
+    Source pieces (each mask over the pieces of the tagged words):
+
+    - ``src_question``: the word "?"; ``src_interrogative``: an interrogative word
+      (:data:`~entmax_book.translation.corpus.lexicon.INTERROGATIVES`, in lower case);
+    - ``src_compound_head``: the second word of a two-word noun
+      (:data:`~entmax_book.translation.corpus.lexicon.TWO_WORD_NOUNS`), whose German depends on the
+      word before it;
+    - ``src_marker``: every word but the "?" of a marker question (:func:`is_marker_question`).
+
+    Target pieces, the planted constructions (:data:`CONSTRUCTIONS`): ``tgt_compound`` (pieces of
+    German words aligned to such a second word), ``tgt_multi_piece`` (aligned to a source word of
+    two or more pieces) and ``tgt_marker`` (the first German piece of a marker question, whose
+    word order the "?" decides).
 
     Args:
-      path: the file.
+      example: the pair.
+      src_words, tgt_words: the word index of each source / target piece (EOS excluded).
 
     Returns:
-      list of :class:`Example`.
+      name → bool mask over the source or target pieces.
 
-    Raises:
-      ValueError naming the file and line for bytes that are not UTF-8 or a malformed line.
+    >>> example = Example("the dog sleeps ?", "schläft der Hund ?", ((0, 1), (1, 2), (2, 0), (3, 3)))
+    >>> tags = tag_pieces(example, np.arange(4), np.arange(4))
+    >>> tags["src_marker"].tolist(), tags["tgt_marker"].tolist()
+    ([True, True, True, False], [True, False, False, False])
     """
-    return [Example(src, tgt, alignment) for src, tgt, alignment in tsv.read_rows(path)]
-
-
-def write_tsv(examples, path) -> None:
-    """Write ``examples`` so that :func:`load_tsv` reads them back unchanged.
-
-    Args:
-      examples: :class:`Example` pairs; the alignment column is written if any has an alignment.
-      path: the file to (over)write.
-
-    Raises:
-      ValueError naming the example if it could not be read back as written (see
-      :func:`entmax_book.translation.tsv.write_rows`).
-
-    >>> import pathlib, tempfile
-    >>> path = pathlib.Path(tempfile.mkdtemp()) / "pairs.tsv"
-    >>> pairs = generate_corpus(3)
-    >>> write_tsv(pairs, path)
-    >>> load_tsv(path) == pairs
-    True
-    """
-    tsv.write_rows([(e.src, e.tgt, e.alignment) for e in examples], path)
+    words = example.src.split()
+    out = {name: mask[src_words] for name, mask in _source_word_tags(example).items()}
+    pieces_per_word = np.bincount(src_words, minlength=len(words))
+    n_tgt = len(example.tgt.split())
+    compound, multi = np.zeros(n_tgt, bool), np.zeros(n_tgt, bool)
+    for i, j in example.alignment:
+        compound[j] |= i > 0 and (words[i - 1], words[i]) in TWO_WORD_NOUNS
+        multi[j] |= pieces_per_word[i] > 1
+    marker = np.zeros(len(tgt_words), bool)
+    marker[:1] = is_marker_question(example.src)
+    out.update(tgt_compound=compound[tgt_words], tgt_multi_piece=multi[tgt_words], tgt_marker=marker)
+    return out

@@ -9,7 +9,8 @@ The format:
 * the optional third column holds alignment links ``i-j`` separated by spaces (source word i,
   target word j, 0-based, ASCII digits): the Pharaoh format of fast_align and GIZA++.
 
-:mod:`~entmax_book.translation.corpus` reads and writes its ``Example`` pairs through
+:func:`load_tsv` and :func:`write_tsv` read and write
+:class:`~entmax_book.translation.data.Example` pairs (a real corpus, or the generated one) through
 :func:`read_rows` and :func:`write_rows`.
 """
 
@@ -19,7 +20,9 @@ import codecs
 import re
 from pathlib import Path
 
-__all__ = ["Row", "parse_line", "read_rows", "write_rows"]
+from entmax_book.translation.data import Example
+
+__all__ = ["Row", "load_tsv", "parse_line", "read_rows", "write_rows", "write_tsv"]
 
 #: One pair: source sentence, target sentence, sorted alignment links (i, j).
 Row = tuple[str, str, tuple[tuple[int, int], ...]]
@@ -141,3 +144,42 @@ def write_rows(rows, path) -> None:
             raise ValueError(f"cannot write {where}: a leading byte-order mark is dropped on reading")
         lines.append(line + "\n")
     Path(path).write_text("".join(lines), encoding="utf-8")
+
+
+def load_tsv(path) -> list[Example]:
+    """Read sentence pairs from a file of lines ``src<TAB>tgt[<TAB>alignment]``.
+
+    The format is that of this module (UTF-8, alignment links "i-j").
+
+    Args:
+      path: the file.
+
+    Returns:
+      list of :class:`Example`.
+
+    Raises:
+      ValueError naming the file and line for bytes that are not UTF-8 or a malformed line.
+    """
+    return [Example(src, tgt, alignment) for src, tgt, alignment in read_rows(path)]
+
+
+def write_tsv(examples, path) -> None:
+    """Write ``examples`` so that :func:`load_tsv` reads them back unchanged.
+
+    Args:
+      examples: :class:`Example` pairs; the alignment column is written if any has an alignment.
+      path: the file to (over)write.
+
+    Raises:
+      ValueError naming the example if it could not be read back as written (see
+      :func:`write_rows`).
+
+    >>> import pathlib, tempfile
+    >>> path = pathlib.Path(tempfile.mkdtemp()) / "pairs.tsv"
+    >>> from entmax_book.translation.corpus import generate_corpus
+    >>> pairs = generate_corpus(3)
+    >>> write_tsv(pairs, path)
+    >>> load_tsv(path) == pairs
+    True
+    """
+    write_rows([(e.src, e.tgt, e.alignment) for e in examples], path)

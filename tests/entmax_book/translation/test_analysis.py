@@ -1,0 +1,99 @@
+"""The head analyses of a trained model: what a split cannot support is named, not measured."""
+
+import json
+
+import numpy as np
+import pytest
+from translation_helpers import TINY
+
+from entmax_book.translation import corpus
+from entmax_book.translation.analysis import analyse, construction_accuracy, unmeasurable
+from entmax_book.translation.config import AnalysisConfig, DataConfig, TranslationConfig
+from entmax_book.translation.data import Example, Split
+from entmax_book.translation.experiment import prepare_data, train_and_evaluate
+
+
+def _split(src_words, tags, align):
+    n, length = src_words.shape
+    ids = np.full((n, length), 5)
+    return Split(tuple(Example("a", "b") for _ in range(n)), ids, ids, ids, src_words, src_words, align, tags)
+
+
+def test_unmeasurable_names_what_the_split_lacks():
+    tags = {
+        "src_interrogative": np.array([[0, 1, 0, 0], [0, 0, 0, 0]], bool),
+        "src_question": np.array([[0, 0, 1, 0], [0, 0, 0, 0]], bool),
+        "src_compound_head": np.array([[0, 0, 0, 0], [0, 1, 0, 0]], bool),
+        "src_marker": np.array([[1, 1, 0, 0], [0, 0, 0, 0]], bool),
+    }
+    words = np.array([[0, 0, 1, -1], [0, 1, 2, -1]])
+    split = _split(words, tags, np.ones((2, 4, 4)))
+    assert unmeasurable(split, num_heads=2) == {}
+    assert set(unmeasurable(split, num_heads=1)) == {"js"}
+    single = _split(np.array([[0, 1, 2, -1], [0, 1, -1, -1]]), tags, np.ones((2, 4, 4)))
+    assert set(unmeasurable(single, num_heads=2)) == {"merging_multi"}
+    no = np.zeros((2, 4), bool)
+    plain_tags = {**tags, "src_interrogative": no, "src_compound_head": no, "src_marker": no}
+    plain_tags["src_question"] = np.ones((2, 4), bool)
+    everything = {
+        "interrogation", "positional_compound", "marker", "marker_sink",
+        "alignment_mass", "alignment_aer", "alignment_layer_mass", "alignment_layer_aer",
+    }  # fmt: skip
+    assert set(unmeasurable(_split(words, plain_tags, np.zeros((2, 4, 4))), num_heads=2)) == everything
+    # a corpus without a tagger: every tagged analysis is named, none is measured
+    assert set(unmeasurable(_split(words, {}, np.zeros((2, 4, 4))), num_heads=2)) == everything
+
+
+def test_construction_accuracy_counts_each_target_tag():
+    tags = {
+        "tgt_compound": np.array([[0, 1, 0]], bool),
+        "tgt_marker": np.array([[1, 0, 0]], bool),
+        "tgt_multi_piece": np.zeros((1, 3), bool),
+    }
+    words = np.zeros((1, 3), int)
+    split = Split(
+        (Example("a", "b"),), words, words, np.array([[3, 4, 0]]), words, words, np.zeros((1, 3, 3)), tags
+    )
+    logits = np.eye(5)[[[3, 2, 0]]]
+    expected = {"tokens": 0.5, "tgt_compound": 0.0, "tgt_marker": 1.0, "tgt_multi_piece": None}
+    assert construction_accuracy(logits, split) == expected
+
+
+@pytest.mark.slow
+def test_analyse_reports_what_it_cannot_measure(tmp_path):
+    # A small TSV corpus of statements without alignments whose words are all single pieces,
+    # and one head per attention: the analyses that need them are named in "skipped".
+    nouns = [("dog", "Hund"), ("cat", "Katze"), ("bird", "Vogel"), ("horse", "Pferd")]
+    verbs = [("sleeps", "schläft"), ("runs", "läuft"), ("sings", "singt")]
+    pairs = [Example(f"the {n} {v} .", f"{d} {w} .") for n, d in nouns for v, w in verbs]
+    corpus.write_tsv(pairs * 4, tmp_path / "pairs.tsv")
+    loaded = corpus.load_tsv(tmp_path / "pairs.tsv")
+    splits = {"train": loaded[:36], "valid": loaded[36:40], "test": loaded[40:]}
+    config = TINY.replace(n_train=36, n_valid=4, n_test=8, vocab_size=200, num_heads=1, normaliser="softmax",
+                          steps=4, batch_size=8, warmup_steps=1, record_every=2)  # fmt: skip
+    data = prepare_data(config.data, splits)
+    run = train_and_evaluate(config, data)
+    analysis = analyse(run.model, data.test, AnalysisConfig())[0]
+    json.dumps(analysis)
+    assert set(analysis["skipped"]) == {
+        "js", "merging_multi", "interrogation", "positional_compound", "marker",
+        "alignment_mass", "alignment_aer", "alignment_layer_mass", "alignment_layer_aer",
+    }  # fmt: skip
+    assert not set(analysis) & set(analysis["skipped"])
+    assert np.asarray(analysis["positional_prev"]).shape == (1, 1)
+    assert analysis["maps"] == {}  # each map's analysis is skipped
+
+
+@pytest.mark.slow
+def test_analyse_measures_every_head_of_a_tagged_corpus():
+    config = TranslationConfig().replace(n_train=60, n_valid=4, n_test=24, vocab_size=160, d_model=16,
+                                         num_heads=2, num_layers=1, d_ff=32, steps=2, batch_size=8,
+                                         warmup_steps=1, record_every=1)  # fmt: skip
+    data = prepare_data(DataConfig(**{**config.data.__dict__}))
+    run = train_and_evaluate(config, data)
+    analysis, weights = analyse(run.model, data.test, config.analysis)
+    for key in ("positional_prev", "merging", "interrogation", "alignment_mass", "marker", "marker_sink"):
+        assert np.asarray(analysis[key]).shape == (1, 2), key
+    for kind, w in weights.items():
+        assert w.shape[:3] == (1, 24, 2), kind
+        assert sum(analysis["density_hist"][kind]) > 0
