@@ -345,3 +345,51 @@ def test_no_function_is_longer_than_the_limit():
         f"functions longer than {MAX_FUNCTION_LINES} lines of code (docstrings, comments and blank "
         "lines not counted):\n" + "\n".join(offenders)
     )
+
+
+def _reaches(name, target, seen=None):
+    """Whether module ``name`` imports ``target``, directly or through the modules it imports
+    (not counting the ``__init__`` of its own packages, which run whatever imports it)."""
+    seen = set() if seen is None else seen
+    for imp in imports_of(name):
+        own = set(ancestors(name))
+        for module in [imp.module, *[m for m in ancestors(imp.module) if m not in own]]:
+            if module == target or module.startswith(target + "."):
+                return True
+            if module in MODULES and module not in seen and module != name:
+                seen.add(module)
+                if _reaches(module, target, seen):
+                    return True
+    return False
+
+
+def test_the_generic_data_path_does_not_import_the_generated_corpus():
+    """Tokenising, padding and alignment work on any corpus: the word tags come from a tagger."""
+    for name in ("entmax_book.translation.data", "entmax_book.translation.tokenizer"):
+        assert not _reaches(name, "entmax_book.translation.corpus"), name
+    assert _reaches("entmax_book.translation.experiment", "entmax_book.translation.corpus")  # the check works
+
+
+def test_the_experiments_do_not_import_each_other():
+    assert not _reaches("entmax_book.translation", "entmax_book.toy")
+    assert not _reaches("entmax_book.toy", "entmax_book.translation")
+
+
+def _reads_a_model_setting(name):
+    """Lines of module ``name`` that read ``<something>model.config`` (settings out of a model)."""
+    return [
+        node.lineno
+        for node in ast.walk(tree_of(name))
+        if isinstance(node, ast.Attribute)
+        and node.attr == "config"
+        and isinstance(node.value, ast.Name)
+        and "model" in node.value.id
+    ]
+
+
+def test_training_and_analysis_read_no_setting_out_of_a_model():
+    """The settings travel as configs to their consumers (train, analyse), not inside the model."""
+    for name in MODULES:
+        if name.startswith("entmax_book") and not name.endswith(".model"):
+            assert not _reads_a_model_setting(name), (name, _reads_a_model_setting(name))
+    assert _reads_a_model_setting("entmax_book.translation.model")  # the check sees greedy_decode's
