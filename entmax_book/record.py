@@ -39,6 +39,7 @@ def records_folder(experiment: str) -> Path:
     """The folder of an experiment's shipped records: ``entmax_book/<experiment>/records``."""
     return _PACKAGE / experiment / "records"
 
+
 _PACKAGES = ("jax", "jaxlib", "flax", "optax", "numpy", "scipy", "entmax_lib")
 #: Significant digits kept for every float of a record (float32 carries about 7).
 _DIGITS = 7
@@ -46,9 +47,7 @@ _DIGITS = 7
 
 def _git(*args) -> str | None:
     try:
-        out = subprocess.run(
-            ["git", *args], cwd=_PACKAGE.parent, capture_output=True, text=True, timeout=10
-        )
+        out = subprocess.run(["git", *args], cwd=_PACKAGE.parent, capture_output=True, text=True, timeout=10)
     except (OSError, subprocess.SubprocessError):
         return None
     return out.stdout.strip() if out.returncode == 0 else None
@@ -253,9 +252,7 @@ def command(experiment: str, runs: dict, description: str, argv=None) -> dict:
     Returns:
       what :func:`record_runs` returns.
     """
-    parser = argparse.ArgumentParser(
-        prog=f"python -m entmax_book.{experiment}.runs", description=description
-    )
+    parser = argparse.ArgumentParser(prog=f"python -m entmax_book.{experiment}.runs", description=description)
     parser.add_argument("--out", default=str(records_folder(experiment)), help="folder of the records")
     parser.add_argument("--only", nargs="+", choices=list(runs), help="record only these runs")
     parser.add_argument("--force", action="store_true", help="record again runs already recorded")
