@@ -15,6 +15,8 @@ and its reason given (:func:`unmeasurable`), known before any training.
 
 from __future__ import annotations
 
+import functools
+
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -28,7 +30,15 @@ from entmax_book.translation.tokenizer import PAD_ID
 from entmax_book.translation.train import cross_entropy
 from entmax_lib import metrics
 
-__all__ = ["analyse", "construction_accuracy", "pick_example", "unmeasurable"]
+__all__ = [
+    "ablate_head",
+    "alpha_modes",
+    "analyse",
+    "construction_accuracy",
+    "head_ablations",
+    "pick_example",
+    "unmeasurable",
+]
 
 #: The source tags the encoder-head analyses read (see ``corpus.tag_pieces``).
 _SOURCE_TAGS = ("src_question", "src_interrogative", "src_compound_head", "src_marker")
@@ -193,6 +203,7 @@ def _encoder_head_results(enc, split, src_valid, skip):
         "marker": lambda w: heads.interrogation_score(w, tag["src_question"], tag["src_marker"]),
         # the sink check: the same weight on the final "." of statements
         "marker_sink": lambda w: heads.interrogation_score(w, final, statement),
+        "top_key_share": lambda w: heads.top_key_share(w, src_valid, src_valid),
     }
     return {key: _head_table(fn, enc) for key, fn in scores.items() if key not in skip}
 
@@ -283,8 +294,9 @@ def analyse(model, split: Split, config: AnalysisConfig, example_index: int = 0)
       piece words scoring p_ii), "merging_multi" (only words of ≥ 2 pieces), "interrogation"
       (weight of interrogative words on "?"), "positional_compound" (weight of the first piece
       of a two-word noun's second word on the piece before it), "marker" (weight of the words of
-      a marker question on its "?") and "marker_sink" (the sink check: weight of the words of a
-      statement on its final ".");
+      a marker question on its "?"), "marker_sink" (weight of the words of a statement on its
+      final ".") and "top_key_share" (the sink check: the weight of a sentence's most-attended
+      key, averaged over sentences, to compare with every other head's);
     * context heads, [layer][head]: "alignment_mass" (attention on gold-aligned source pieces) and
       "alignment_aer" (AER of the argmax alignment); per layer, heads averaged:
       "alignment_layer_mass", "alignment_layer_aer";
@@ -318,3 +330,91 @@ def analyse(model, split: Split, config: AnalysisConfig, example_index: int = 0)
     out["maps"] = _head_maps(out, weights, alphas, split, example_index, model.pad_id)
     out["skipped"] = skip
     return out, weights
+
+
+def alpha_modes(alphas, dense_below: float = 1.25, sparse_above: float = 1.75) -> dict:
+    """How many heads have a dense α (below ``dense_below``) and a sparse α (above ``sparse_above``).
+
+    Two counts, not a bimodality coefficient: heads piled up at the clamp α = 1.01 with a tail
+    make a coefficient look bimodal without any head near α = 2, but give a sparse count of 0.
+
+    Args:
+      alphas: {attention type: (layers, heads) α}, e.g. ``model.alphas()``, or one array.
+
+    Returns:
+      {"dense": int, "sparse": int, "heads": int}.
+
+    >>> alpha_modes({"encoder_self": np.array([[1.01, 1.02, 1.5, 1.9]])})
+    {'dense': 2, 'sparse': 1, 'heads': 4}
+    """
+    values = np.concatenate(
+        [np.ravel(v) for v in (alphas.values() if isinstance(alphas, dict) else [alphas])]
+    )
+    return {
+        "dense": int(np.sum(values < dense_below)),
+        "sparse": int(np.sum(values > sparse_above)),
+        "heads": int(values.size),
+    }
+
+
+def _attention_module(model, kind, layer):
+    if kind == "encoder_self":
+        return model.encoder_layers[layer].self_attention
+    decoder = model.decoder_layers[layer]
+    return decoder.context_attention if kind == "context" else decoder.self_attention
+
+
+def ablate_head(model, kind: str, layer: int, head: int):
+    """A copy of ``model`` in which one head contributes nothing.
+
+    The head's slice of its attention's output projection is set to zero, so its weighted values
+    never reach the residual stream; every other weight is shared unchanged.
+
+    Args:
+      model: a :class:`~entmax_book.translation.model.Transformer`.
+      kind: one of :data:`~entmax_book.translation.model.ATTENTION_TYPES`.
+      layer, head: which head.
+
+    Returns:
+      the ablated copy (``model`` is unchanged).
+    """
+    if kind not in ATTENTION_TYPES:
+        raise ValueError(f"kind must be one of {ATTENTION_TYPES}, got {kind!r}.")
+    ablated = nnx.clone(model)
+    out = _attention_module(ablated, kind, layer).out
+    out.kernel.value = out.kernel.value.at[head].set(0.0)
+    return ablated
+
+
+@functools.partial(jax.jit, static_argnums=0)
+def _logits(graphdef, state, src, tgt_in):
+    return nnx.merge(graphdef, state)(src, tgt_in)
+
+
+def head_ablations(model, split: Split, kinds=ATTENTION_TYPES) -> dict:
+    """The causal test of a head's role: each construction's accuracy with one head ablated.
+
+    Args:
+      model: a trained :class:`~entmax_book.translation.model.Transformer`.
+      split: the evaluated :class:`~entmax_book.translation.data.Split`.
+      kinds: the attention types whose heads are ablated, one at a time.
+
+    Returns:
+      {"intact": construction_accuracy of the model, kind: [layer][head] {construction: accuracy
+      with that head ablated}} (see :func:`construction_accuracy`; forward passes only).
+    """
+    src, tgt_in = jnp.asarray(split.src), jnp.asarray(split.tgt_in)
+    graphdef, state = nnx.split(model)
+    out = {"intact": construction_accuracy(_logits(graphdef, state, src, tgt_in), split)}
+    layers, n_heads = len(model.encoder_layers), model.encoder_layers[0].self_attention.num_heads
+    for kind in kinds:
+        out[kind] = [
+            [
+                construction_accuracy(
+                    _logits(*nnx.split(ablate_head(model, kind, layer, head)), src, tgt_in), split
+                )
+                for head in range(n_heads)
+            ]
+            for layer in range(layers)
+        ]
+    return out

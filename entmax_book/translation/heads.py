@@ -17,7 +17,13 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["alignment_agreement", "interrogation_score", "positional_confidence", "subword_merging_score"]
+__all__ = [
+    "alignment_agreement",
+    "interrogation_score",
+    "positional_confidence",
+    "subword_merging_score",
+    "top_key_share",
+]
 
 
 def _mean(values: np.ndarray, what: str) -> float:
@@ -183,3 +189,39 @@ def alignment_agreement(cross_attn, gold_align) -> dict[str, float]:
         "aer": 1.0 - 2.0 * n_hits / (n_rows + n_gold),
         "rows": n_rows,
     }
+
+
+def top_key_share(attn, query_valid, key_valid=None) -> float:
+    """How much a head parks on one key: the weight of a sentence's most-attended key, averaged.
+
+    For each sentence n, the mean weight its valid queries put on each key,
+    m_nk = mean_{q valid} attn[n, q, k]; the sentence's top-key share is max_k m_nk; the result
+    is the mean over sentences. A head that sends every query to one key (an attention *sink*)
+    scores near 1; a head spread evenly over L keys scores about 1/L; a positional head (each
+    query on a different key) scores low too. Per sentence, not over the whole split: a maximum
+    over every (sentence, key) pair would pick the luckiest sentence, and every head would look
+    like a sink.
+
+    Args:
+      attn: (N, Lq, Lk) attention weights of one head.
+      query_valid: bool (N, Lq), the queries that count.
+      key_valid: bool (N, Lk), the keys that count (default: all).
+
+    Returns:
+      the mean over sentences with a valid query of the top-key share.
+
+    Example:
+      >>> import numpy as np
+      >>> sink = np.zeros((1, 3, 3)); sink[..., 2] = 1.0  # every query on the last key
+      >>> spread = np.full((1, 3, 3), 1 / 3)
+      >>> valid = np.ones((1, 3), bool)
+      >>> top_key_share(sink, valid), round(top_key_share(spread, valid), 4)
+      (1.0, 0.3333)
+    """
+    attn = np.asarray(attn, np.float64)
+    query_valid = np.asarray(query_valid, bool)
+    if key_valid is not None:
+        attn = np.where(np.asarray(key_valid, bool)[:, None, :], attn, 0.0)
+    counted = query_valid.sum(-1)
+    per_key = (attn * query_valid[..., None]).sum(1) / np.maximum(counted, 1)[:, None]  # (N, Lk)
+    return _mean(per_key.max(-1)[counted > 0], "sentences with a valid query")

@@ -7,7 +7,14 @@ import pytest
 from translation_helpers import TINY
 
 from entmax_book.translation import corpus
-from entmax_book.translation.analysis import analyse, construction_accuracy, unmeasurable
+from entmax_book.translation.analysis import (
+    ablate_head,
+    alpha_modes,
+    analyse,
+    construction_accuracy,
+    head_ablations,
+    unmeasurable,
+)
 from entmax_book.translation.config import AnalysisConfig, DataConfig, TranslationConfig
 from entmax_book.translation.data import Example, Split
 from entmax_book.translation.experiment import prepare_data, train_and_evaluate
@@ -97,3 +104,57 @@ def test_analyse_measures_every_head_of_a_tagged_corpus():
     for kind, w in weights.items():
         assert w.shape[:3] == (1, 24, 2), kind
         assert sum(analysis["density_hist"][kind]) > 0
+
+
+def test_alpha_modes_are_not_fooled_by_heads_at_the_clamp():
+    # 43 heads at the 1.01 floor with a tail: a bimodality coefficient would call this bimodal
+    from scipy import stats
+
+    clamped = np.concatenate([np.full(43, 1.01), np.linspace(1.3, 1.6, 5)])
+    n = clamped.size
+    sarle = (stats.skew(clamped, bias=False) ** 2 + 1) / (
+        stats.kurtosis(clamped, bias=False) + 3 * (n - 1) ** 2 / ((n - 2) * (n - 3))
+    )
+    assert sarle > 5 / 9  # the coefficient says "bimodal"
+    assert alpha_modes(clamped) == {"dense": 43, "sparse": 0, "heads": 48}  # the counts say no sparse mode
+    two_modes = np.concatenate([np.full(20, 1.1), np.full(28, 1.9)])
+    assert alpha_modes({"encoder_self": two_modes.reshape(2, 24)}) == {"dense": 20, "sparse": 28, "heads": 48}
+
+
+def test_ablating_a_head_removes_its_contribution_and_only_in_the_copy():
+    import jax.numpy as jnp
+    from translation_helpers import small_model
+
+    model = small_model("softmax", num_layers=1)
+    src, tgt = jnp.asarray([[5, 6, 7, 8]]), jnp.asarray([[2, 9, 10]])
+    before = np.asarray(model(src, tgt))
+    ablated = ablate_head(model, "context", 0, 1)
+    np.testing.assert_array_equal(np.asarray(model(src, tgt)), before)  # the original is unchanged
+    assert not np.allclose(np.asarray(ablated(src, tgt)), before)
+    kernel = np.asarray(ablated.decoder_layers[0].context_attention.out.kernel.value)
+    assert not kernel[1].any() and kernel[0].any()
+    # ablating every head of an attention equals removing it: its output is only the bias
+    for head in range(2):
+        model = ablate_head(model, "encoder_self", 0, head)
+    out = model.encoder_layers[0].self_attention(jnp.ones((1, 4, 16)))
+    np.testing.assert_allclose(
+        np.asarray(out),
+        np.broadcast_to(model.encoder_layers[0].self_attention.out.bias.value, (1, 4, 16)),
+        atol=1e-6,
+    )
+    with pytest.raises(ValueError, match="kind must be one of"):
+        ablate_head(model, "cross", 0, 0)
+
+
+@pytest.mark.slow
+def test_head_ablations_measure_every_head_against_the_intact_model():
+    from entmax_book.translation.model import Transformer
+
+    config = TINY
+    data = prepare_data(config.data)
+    model = Transformer(config.model, data.tokenizer.vocab_size, seed=0)
+    result = head_ablations(model, data.test, kinds=("encoder_self",))
+    assert set(result) == {"intact", "encoder_self"}
+    table = result["encoder_self"]
+    assert len(table) == config.model.num_layers and len(table[0]) == config.model.num_heads
+    assert set(table[0][0]) == set(result["intact"])

@@ -8,6 +8,7 @@ from entmax_book.translation.heads import (
     interrogation_score,
     positional_confidence,
     subword_merging_score,
+    top_key_share,
 )
 
 
@@ -95,3 +96,33 @@ def test_alignment_agreement_by_hand():
     assert perfect["gold_mass"] == pytest.approx(1.0) and perfect["precision"] == 1.0
     with pytest.raises(ValueError, match="gold"):
         alignment_agreement(attn, np.zeros_like(gold))
+
+
+def test_top_key_share_separates_a_sink_from_spread_and_positional_heads():
+    """The measure that carries the sink claim must tell the cases apart: a head parking on one
+    key, a head spread evenly, a positional head (each query on its previous key); and it must
+    not be the maximum over every (sentence, key), which a lucky sentence decides."""
+    rng = np.random.default_rng(0)
+    n, length = 50, 8
+    valid = np.ones((n, length), bool)
+    sink = np.zeros((n, length, length))
+    sink[..., -1] = 1.0
+    spread = np.full((n, length, length), 1 / length)
+    positional = np.stack([one_hot_rows(np.maximum(np.arange(length) - 1, 0), length)] * n)
+    noisy = rng.dirichlet(np.ones(length), size=(n, length))  # random rows
+    scores = {name: top_key_share(w, valid) for name, w in
+              {"sink": sink, "spread": spread, "positional": positional, "noisy": noisy}.items()}  # fmt: skip
+    assert scores["sink"] == 1.0 and scores["spread"] == pytest.approx(1 / length)
+    assert scores["positional"] == pytest.approx(2 / length)  # key 0 takes queries 0 and 1
+    assert scores["sink"] > 2 * max(scores["positional"], scores["noisy"], scores["spread"])
+    # the old measure, a maximum over sentences and keys, calls random rows a sink more often
+    over_all = (noisy.mean(1)).max()
+    assert over_all > scores["noisy"]
+
+
+def test_top_key_share_counts_only_valid_queries_and_keys():
+    attn = np.array([[[0.0, 1.0, 0.0], [1.0, 0.0, 0.0], [0.0, 0.0, 1.0]]])
+    assert top_key_share(attn, np.array([[True, True, False]])) == pytest.approx(0.5)
+    assert top_key_share(attn, np.array([[True, False, False]]), np.array([[True, False, True]])) == 0.0
+    with pytest.raises(ValueError, match="no sentences"):
+        top_key_share(attn, np.zeros((1, 3), bool))
