@@ -255,8 +255,7 @@ def batches(
     if len(set(sizes.values())) != 1:
         raise ValueError(f"arrays have different lengths: {sizes}")
     n = next(iter(sizes.values()))
-    if batch_size < 1:
-        raise ValueError(f"batch_size must be ≥ 1, got {batch_size}")
+    checks.count("batch_size", batch_size)
     if drop_remainder and batch_size > n:
         raise ValueError(f"batch_size={batch_size} exceeds the {n} examples and drop_remainder is set")
     rng = np.random.default_rng(seed)
@@ -308,10 +307,12 @@ def token_batches(
     >>> batch["src"].shape in {(4, 2), (2, 4)}
     True
     """
-    counts = {"max_tokens": max_tokens, "multiple_of": multiple_of, "bucket_width": bucket_width}
-    for name, value in counts.items():
-        if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
-            raise ValueError(f"{name} must be a positive integer, got {value!r}.")
+    for name, value in {
+        "max_tokens": max_tokens,
+        "multiple_of": multiple_of,
+        "bucket_width": bucket_width,
+    }.items():
+        checks.count(name, value)
     src, tgt = np.asarray(arrays["src"]), np.asarray(arrays["tgt_in"])
     src_width, tgt_width = src.shape[1], tgt.shape[1]
     longest = np.maximum((src != pad_id).sum(1), (tgt != pad_id).sum(1))
