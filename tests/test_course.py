@@ -100,10 +100,10 @@ def test_no_solution_survives(chapter, edition):
 @pytest.mark.parametrize("chapter", CHAPTERS, ids=lambda p: p.stem)
 def test_every_exercise_has_its_answer_cells(chapter, edition):
     source = chapter.read_text("utf-8")
-    labels = re.findall(r":label: (ch\d+-ex\d+)", source)
+    labels = re.findall(r":label: ([\w-]+-ex\d+)", source)
     notebook = _read(edition / chapter.name)
     answers = [c for c in notebook.cells if "exercise" in c.metadata.get("tags", [])]
-    answered = [re.search(r"exercise (ch\d+-ex\d+)", c.source, flags=re.I).group(1) for c in answers]
+    answered = [re.search(r"exercise ([\w-]+-ex\d+)", c.source, flags=re.I).group(1) for c in answers]
     assert sorted(set(answered)) == sorted(labels)
     code_stubs = [c for c in answers if c.cell_type == "code"]
     for stub in code_stubs:
