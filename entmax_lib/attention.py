@@ -39,6 +39,7 @@ __all__ = [
     "EntmaxMultiHeadAttention",
     "alpha_from_logit",
     "attention_weights",
+    "learns_alpha",
     "make_attention_fn",
     "normalise_scores",
 ]
@@ -47,6 +48,24 @@ __all__ = [
 #: (learned, as in the Adaptively Sparse Transformer). The one table of names in the book.
 NORMALISERS = {"softmax": 1.0, "entmax15": 1.5, "sparsemax": 2.0, "alpha_entmax": None}
 ALPHA_MIN, ALPHA_MAX = 1.01, 2.0
+
+
+def learns_alpha(normaliser: str) -> bool:
+    """Whether the normaliser ``normaliser`` learns its α (one per head) rather than fixing it.
+
+    Args:
+      normaliser: a name of :data:`NORMALISERS`.
+
+    Returns:
+      True for "alpha_entmax", False for the maps with a fixed α.
+
+    Example:
+      >>> from entmax_lib.attention import learns_alpha
+      >>> learns_alpha("alpha_entmax"), learns_alpha("softmax")
+      (True, False)
+    """
+    _check_normaliser(normaliser)
+    return NORMALISERS[normaliser] is None
 
 
 def _check_normaliser(normaliser, alpha=None):
@@ -226,7 +245,7 @@ def make_attention_fn(normaliser, alpha=None, n_iter=None):
       (1, 5, 8)
     """
     _check_normaliser(normaliser, alpha)
-    if NORMALISERS[normaliser] is None and alpha is None:
+    if learns_alpha(normaliser) and alpha is None:
         raise ValueError('normaliser "alpha_entmax" needs alpha (one value per head).')
     _check_count("n_iter", n_iter, allow_none=True)
 
@@ -336,7 +355,7 @@ class EntmaxMultiHeadAttention(nnx.Module):
         self.key = nnx.LinearGeneral(in_features, shape, rngs=rngs)
         self.value = nnx.LinearGeneral(in_features, shape, rngs=rngs)
         self.out = nnx.LinearGeneral(shape, out_features, axis=(-2, -1), rngs=rngs)
-        if NORMALISERS[normaliser] is None:
+        if learns_alpha(normaliser):
             key = (alpha_rngs or rngs).params()
             self.alpha_logit = nnx.Param(jax.random.normal(key, (num_heads,), jnp.float32))
 
@@ -357,7 +376,7 @@ class EntmaxMultiHeadAttention(nnx.Module):
         With a ``dropout_key`` the weights that mix the values are dropped out at
         ``dropout_rate``; the weights returned are those before dropout (what analyses measure).
         """
-        alpha = self.alpha() if NORMALISERS[self.normaliser] is None else None
+        alpha = self.alpha() if learns_alpha(self.normaliser) else None
         weights = attention_weights(
             self.query(inputs_q), key, self.normaliser, alpha, mask, n_iter=self.n_iter
         )
