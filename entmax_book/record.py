@@ -1,13 +1,13 @@
 """Recorded runs: train once with a committed command, keep the result with its provenance, load it.
 
 A run too long for a chapter is recorded once and shipped with the package, as tutorial series
-ship pretrained checkpoints. Each run is one JSON file under ``entmax_book/records/<experiment>/``
+ship pretrained checkpoints. Each run is one JSON file under ``entmax_book/<experiment>/records/``
 holding the run's result and its provenance (git commit, package versions, the full config,
 seeds, wall and CPU time, the machine). A chapter :func:`load` s the file and computes every
 analysis from it; fast tests check that the record still matches the code.
 
 :func:`record_runs` is the loop behind each experiment's command (for Chapter 4,
-``python -m entmax_book.toy_record``): it records the runs not recorded yet, one file each, so a
+``python -m entmax_book.toy.runs``): it records the runs not recorded yet, one file each, so a
 record can be built in several sittings, and it stops at the first failure without touching the
 files already written.
 """
@@ -28,10 +28,10 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-__all__ = ["RECORDS", "command", "provenance", "save", "load", "load_arrays", "record_runs"]
+__all__ = ["command", "provenance", "save", "load", "load_arrays", "record_runs", "records_folder"]
 
-#: The folder of the shipped records (inside the installed package, so Colab finds them too).
-RECORDS = Path(__file__).resolve().parent / "records"
+#: The package's folder: each experiment's folder in it holds that experiment's shipped records.
+_PACKAGE = Path(__file__).resolve().parent
 
 _PACKAGES = ("jax", "jaxlib", "flax", "optax", "numpy", "scipy", "entmax_lib")
 #: Significant digits kept for every float of a record (float32 carries about 7).
@@ -41,7 +41,7 @@ _DIGITS = 7
 def _git(*args) -> str | None:
     try:
         out = subprocess.run(
-            ["git", *args], cwd=RECORDS.parent.parent, capture_output=True, text=True, timeout=10
+            ["git", *args], cwd=_PACKAGE.parent, capture_output=True, text=True, timeout=10
         )
     except (OSError, subprocess.SubprocessError):
         return None
@@ -159,24 +159,35 @@ def save(path, result: dict, provenance: dict, arrays: dict | None = None) -> Pa
     return path
 
 
+def records_folder(experiment: str) -> Path:
+    """The folder of ``experiment``'s shipped records, ``entmax_book/<experiment>/records``.
+
+    Inside the installed package, so Colab finds them too.
+
+    >>> records_folder("toy").relative_to(records_folder("toy").parents[2]).as_posix()
+    'entmax_book/toy/records'
+    """
+    return _PACKAGE / experiment / "records"
+
+
 def load(experiment: str, name: str, folder=None) -> dict:
     """A recorded run: ``{"provenance": …, "result": …}``.
 
     Args:
-      experiment: the experiment's folder under :data:`RECORDS` (e.g. ``"toy"``).
+      experiment: the experiment (e.g. ``"toy"``), whose records are in :func:`records_folder`.
       name: the run's name (the file is ``<name>.json``).
       folder: read from this folder instead of the shipped records.
 
     Raises:
       FileNotFoundError: naming the runs that are recorded, and the command that records them.
     """
-    base = Path(folder) if folder is not None else RECORDS / experiment
+    base = Path(folder) if folder is not None else records_folder(experiment)
     path = base / f"{name}.json"
     if not path.is_file():
         present = sorted(p.stem for p in base.glob("*.json")) if base.is_dir() else []
         raise FileNotFoundError(
             f"no recorded run {name!r} in {base} (recorded: {present or 'none'}); "
-            f"record it with the experiment's command, e.g. python -m entmax_book.{experiment}_record."
+            f"record it with the experiment's command, e.g. python -m entmax_book.{experiment}.runs."
         )
     return json.loads(path.read_text())
 
@@ -185,7 +196,7 @@ def load_arrays(experiment: str, name: str, folder=None) -> dict:
     """The arrays saved with a recorded run (name → float16 or integer NumPy array)."""
     import numpy as np
 
-    base = Path(folder) if folder is not None else RECORDS / experiment
+    base = Path(folder) if folder is not None else records_folder(experiment)
     path = base / f"{name}.npz"
     if not path.is_file():
         raise FileNotFoundError(f"no arrays recorded for run {name!r} in {base}.")
@@ -232,14 +243,14 @@ def record_runs(runs: dict[str, Callable[[dict], tuple[dict, dict]]], folder, on
 
 
 def command(experiment: str, runs: dict, description: str, argv=None) -> dict:
-    """The command line of an experiment's record module (``python -m entmax_book.<experiment>_record``).
+    """The command line of an experiment's record module (``python -m entmax_book.<experiment>.runs``).
 
     Options: ``--out FOLDER`` (default: the shipped records of ``experiment``), ``--only NAME …``
     (record only these runs; an unknown name stops the command before any training) and
     ``--force`` (record again runs already recorded).
 
     Args:
-      experiment: the experiment's folder under :data:`RECORDS` (``"toy"``, ``"translation"``).
+      experiment: the experiment (``"toy"``, ``"translation"``), whose records are in :func:`records_folder`.
       runs: name → function, as for :func:`record_runs`.
       description: the command's one-line description.
       argv: the arguments (default: ``sys.argv[1:]``).
@@ -248,9 +259,9 @@ def command(experiment: str, runs: dict, description: str, argv=None) -> dict:
       what :func:`record_runs` returns.
     """
     parser = argparse.ArgumentParser(
-        prog=f"python -m entmax_book.{experiment}_record", description=description
+        prog=f"python -m entmax_book.{experiment}.runs", description=description
     )
-    parser.add_argument("--out", default=str(RECORDS / experiment), help="folder of the records")
+    parser.add_argument("--out", default=str(records_folder(experiment)), help="folder of the records")
     parser.add_argument("--only", nargs="+", choices=list(runs), help="record only these runs")
     parser.add_argument("--force", action="store_true", help="record again runs already recorded")
     args = parser.parse_args(argv)
