@@ -40,9 +40,7 @@ _DIGITS = 7
 
 def _git(*args) -> str | None:
     try:
-        out = subprocess.run(
-            ["git", *args], cwd=_PACKAGE.parent, capture_output=True, text=True, timeout=10
-        )
+        out = subprocess.run(["git", *args], cwd=_PACKAGE.parent, capture_output=True, text=True, timeout=10)
     except (OSError, subprocess.SubprocessError):
         return None
     return out.stdout.strip() if out.returncode == 0 else None
@@ -258,9 +256,7 @@ def command(experiment: str, runs: dict, description: str, argv=None) -> dict:
     Returns:
       what :func:`record_runs` returns.
     """
-    parser = argparse.ArgumentParser(
-        prog=f"python -m entmax_book.{experiment}.runs", description=description
-    )
+    parser = argparse.ArgumentParser(prog=f"python -m entmax_book.{experiment}.runs", description=description)
     parser.add_argument("--out", default=str(records_folder(experiment)), help="folder of the records")
     parser.add_argument("--only", nargs="+", choices=list(runs), help="record only these runs")
     parser.add_argument("--force", action="store_true", help="record again runs already recorded")

@@ -202,8 +202,6 @@ def train(data, config: ToyConfig = ToyConfig()) -> TrainResult:
     return TrainResult(config, params, loss, alpha)
 
 
-
-
 def _score_statistics(s, informative):
     """Mean gap between informative and distractor scores, and each kind's spread."""
     inf = informative
@@ -278,7 +276,6 @@ def evaluate(result: TrainResult, data, keep_attention: int = 0) -> dict:
         shared_data=shared,
     )
     return {v: {k: np.asarray(x) for k, x in m.items()} for v, m in metrics.items()}
-
 
 
 #: The test metrics of :func:`evaluate` that :func:`train_and_evaluate` reports per length.
@@ -394,7 +391,13 @@ def _stop_if_diverged(result: TrainResult, length: int):
     loss = np.asarray(result.loss)  # (V, S, steps): column t is the loss computed in step t + 1
     weights_ok = np.stack(
         [
-            np.all([np.isfinite(np.asarray(x)).reshape(len(config.seeds), -1).all(1) for x in jax.tree.leaves(p)], 0)
+            np.all(
+                [
+                    np.isfinite(np.asarray(x)).reshape(len(config.seeds), -1).all(1)
+                    for x in jax.tree.leaves(p)
+                ],
+                0,
+            )
             for p in result.params
         ]
     )  # (V, S)
@@ -483,4 +486,3 @@ def train_and_evaluate(config: ToyConfig = ToyConfig(), **changes) -> dict:
     baselines, trained, examples = _dispatch_training(config)
     per_length = _evaluate_lengths(config, trained)
     return _result_dict(config, baselines, per_length, examples)
-

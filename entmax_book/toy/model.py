@@ -40,7 +40,6 @@ def learned_alpha(logit):
     return LEARNED_ALPHA_MIN + LEARNED_ALPHA_SPAN * jax.nn.sigmoid(logit)
 
 
-
 def init_params(seed: int, config: ToyConfig = ToyConfig()) -> dict:
     """Initial parameters of one model, as in the demo: every weight N(0, 1)/√d, b_o = 0.
 

@@ -111,7 +111,7 @@ def test_the_start_of_each_recorded_curve_is_reproduced(name):
 
 
 def test_the_record_is_small():
-    folder = record.RECORDS / translation_record.EXPERIMENT
+    folder = record.records_folder(translation_record.EXPERIMENT)
     files = {p.name: p.stat().st_size for p in folder.iterdir() if p.suffix in (".json", ".npz")}
     assert set(files) == {f"{name}{suffix}" for name in RUNS for suffix in (".json", ".npz")}
     assert sum(files.values()) < 25e6, files

@@ -20,7 +20,9 @@ def test_bad_task_settings_raise_when_the_config_is_made():
 def test_a_seed_beyond_what_jax_takes_is_refused_when_the_config_is_made(seed):
     """A seed of 2**70 used to pass and fail in training with an OverflowError; one of 2**32
     would silently draw the weights of seed 0 (``jax.random.key`` keeps 32 bits)."""
-    with pytest.raises(ValueError, match=rf"each entry of seeds must be an integer in \[0, {SEED_MAX}\], got {seed}"):
+    with pytest.raises(
+        ValueError, match=rf"each entry of seeds must be an integer in \[0, {SEED_MAX}\], got {seed}"
+    ):
         ToyConfig(seeds=(0, seed))
     assert ToyConfig(seeds=(SEED_MAX,)).seeds == (SEED_MAX,)
 

@@ -156,9 +156,7 @@ def test_run_experiment_returns_the_documented_json(tiny_run):
     assert np.array(learned["alpha_history_per_seed"]).shape == (n_len, len(SEEDS), STEPS // EVERY)
     final = np.array(learned["final_alpha_per_seed"])
     assert np.all((final > LEARNED_ALPHA_MIN) & (final < LEARNED_ALPHA_MIN + LEARNED_ALPHA_SPAN))
-    assert learned["alpha_history"][0][0] == pytest.approx(
-        DEMO_ALPHA_INIT, abs=0.05
-    )  # starts at alpha_init
+    assert learned["alpha_history"][0][0] == pytest.approx(DEMO_ALPHA_INIT, abs=0.05)  # starts at alpha_init
     positions = np.array(r["examples"]["positions"])
     assert positions.shape == (3, CONFIG.n_informative) and positions.max() < max(LENGTHS)
     assert len(r["baselines"]["oracle_accuracy"]) == n_len

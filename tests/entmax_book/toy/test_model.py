@@ -37,9 +37,7 @@ def test_initial_weights_follow_the_demo():
     big = model.init_params(0, dataclasses.replace(CONFIG, query_scale=3.0))
     np.testing.assert_array_equal(params["readout_bias"], 0.0)
     np.testing.assert_allclose(big["query"], 3.0 * params["query"], rtol=1e-6)
-    np.testing.assert_allclose(
-        float(model.learned_alpha(params["alpha_logit"])), DEMO_ALPHA_INIT, rtol=1e-6
-    )
+    np.testing.assert_allclose(float(model.learned_alpha(params["alpha_logit"])), DEMO_ALPHA_INIT, rtol=1e-6)
     # Every weight N(0, 1/d): the empirical variance over many seeds' keys.
     keys = np.concatenate([np.ravel(model.init_params(s, CONFIG)["keys"]) for s in range(40)])
     np.testing.assert_allclose(keys.var(), 1 / CONFIG.dim, rtol=5 * np.sqrt(2 / keys.size))
@@ -97,7 +95,9 @@ def test_fixed_score_norm_fixes_the_scoring_vector(small_batch):
     for scale in (0.5, 10.0):
         bigger = {**params, "keys": scale * params["keys"]}
         np.testing.assert_allclose(
-            model.scores(bigger, tokens, score_norm=2.0), model.scores(params, tokens, score_norm=2.0), atol=1e-4
+            model.scores(bigger, tokens, score_norm=2.0),
+            model.scores(params, tokens, score_norm=2.0),
+            atol=1e-4,
         )
     v = np.asarray(params["keys"]) @ np.asarray(params["query"])
     expected = np.asarray(small_batch.tokens) @ (2.0 * v / np.linalg.norm(v))
