@@ -381,6 +381,12 @@ def _dispatch_training(config):
     return baselines, trained, examples
 
 
+def _finite_per_seed(params, n_seeds):
+    """(S,): whether every weight of each seed's model is finite."""
+    leaves = [np.isfinite(np.asarray(x)).reshape(n_seeds, -1).all(1) for x in jax.tree.leaves(params)]
+    return np.all(leaves, axis=0)
+
+
 def _stop_if_diverged(result: TrainResult, length: int):
     """Raise :class:`TrainingDiverged` at the first non-finite loss, or non-finite final weights.
 
@@ -389,18 +395,7 @@ def _stop_if_diverged(result: TrainResult, length: int):
     """
     config = result.config
     loss = np.asarray(result.loss)  # (V, S, steps): column t is the loss computed in step t + 1
-    weights_ok = np.stack(
-        [
-            np.all(
-                [
-                    np.isfinite(np.asarray(x)).reshape(len(config.seeds), -1).all(1)
-                    for x in jax.tree.leaves(p)
-                ],
-                0,
-            )
-            for p in result.params
-        ]
-    )  # (V, S)
+    weights_ok = np.stack([_finite_per_seed(p, len(config.seeds)) for p in result.params])  # (V, S)
     bad = np.concatenate([~np.isfinite(loss), ~weights_ok[..., None]], axis=-1)
     if not bad.any():
         return
