@@ -2,13 +2,17 @@
 
 ``entmax_lib`` is the small library (the maps, the threshold search, attention layers, attention
 metrics, the opt-in GPU kernel); this package holds what the book does *with* it, through the
-library's public API only:
+library's public API only: one folder per experiment, which imports the library and the shared
+modules below but never another experiment, and the shared modules:
 
 - :mod:`entmax_book.toy`: Chapter 4's "sparse self-attention" toy (the qjax demo and its
-  stress setting), one :class:`~entmax_book.toy.ToyConfig`; :mod:`entmax_book.toy_record`: its
-  recorded runs and the command that records them;
+  stress setting), one folder: one :class:`~entmax_book.toy.config.ToyConfig`, its named
+  configurations (:mod:`~entmax_book.toy.configs`), task, model, the pipeline
+  :func:`~entmax_book.toy.experiment.train_and_evaluate`, and :mod:`~entmax_book.toy.runs`,
+  its recorded runs (in ``toy/records/``) and the command that records them;
 - :mod:`entmax_book.record`: recorded runs (result, provenance, optional weights), saved once
-  and loaded by the chapters;
+  in the experiment's ``records/`` folder and loaded by the chapters;
+- :mod:`entmax_book.checks`: the argument checks both experiments share;
 - :mod:`entmax_book.stats`: paired differences over seeds, Holm's correction, verdict words,
   and the plateau criterion;
 - :mod:`entmax_book.translation`: Chapter 5's Adaptively Sparse Transformer in miniature, one

@@ -58,7 +58,8 @@ def count(name: str, value, minimum: int = 1, maximum: int = INT64_MAX) -> int:
     if not is_int(value):
         raise TypeError(f"{name} must be an integer, got {value!r}.")
     if not minimum <= value <= maximum:
-        bound = f">= {minimum}" if maximum == INT64_MAX else f"in [{minimum}, {maximum}]"
+        below = maximum == INT64_MAX and value < minimum  # the usual mistake: say only the bound it broke
+        bound = f">= {minimum}" if below else f"in [{minimum}, {maximum}]"
         raise ValueError(f"{name} must be an integer {bound}, got {value!r}.")
     return int(value)
 

@@ -1,8 +1,7 @@
 """Recorded runs: train once with a committed command, keep the result with its provenance, load it.
 
 A run too long for a chapter is recorded once and shipped with the package, as tutorial series
-ship pretrained checkpoints. Each run is one JSON file in its experiment's ``records`` folder
-(``entmax_book/<experiment>/records/``)
+ship pretrained checkpoints. Each run is one JSON file under ``entmax_book/<experiment>/records/``
 holding the run's result and its provenance (git commit, package versions, the full config,
 seeds, wall and CPU time, the machine). A chapter :func:`load` s the file and computes every
 analysis from it; fast tests check that the record still matches the code.
@@ -29,16 +28,10 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-__all__ = ["command", "provenance", "records_folder", "save", "load", "load_arrays", "record_runs"]
+__all__ = ["command", "provenance", "save", "load", "load_arrays", "record_runs", "records_folder"]
 
-#: The package folder: each experiment ships its records inside it (so Colab finds them too).
+#: The package's folder: each experiment's folder in it holds that experiment's shipped records.
 _PACKAGE = Path(__file__).resolve().parent
-
-
-def records_folder(experiment: str) -> Path:
-    """The folder of an experiment's shipped records: ``entmax_book/<experiment>/records``."""
-    return _PACKAGE / experiment / "records"
-
 
 _PACKAGES = ("jax", "jaxlib", "flax", "optax", "numpy", "scipy", "entmax_lib")
 #: Significant digits kept for every float of a record (float32 carries about 7).
@@ -162,6 +155,17 @@ def save(path, result: dict, provenance: dict, arrays: dict | None = None) -> Pa
     text = json.dumps({"provenance": _rounded(provenance), "result": _rounded(result)}, separators=(",", ":"))
     _write(path, text.encode())
     return path
+
+
+def records_folder(experiment: str) -> Path:
+    """The folder of ``experiment``'s shipped records, ``entmax_book/<experiment>/records``.
+
+    Inside the installed package, so Colab finds them too.
+
+    >>> records_folder("toy").relative_to(records_folder("toy").parents[2]).as_posix()
+    'entmax_book/toy/records'
+    """
+    return _PACKAGE / experiment / "records"
 
 
 def load(experiment: str, name: str, folder=None) -> dict:

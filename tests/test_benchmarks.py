@@ -1,8 +1,10 @@
-"""The benchmark scripts that can run in seconds on a CPU: ``benchmarks/kernel_check.py``.
+"""The benchmark scripts: ``benchmarks/kernel_check.py`` runs in seconds on a CPU, and no
+benchmark takes code from tests/.
 
-The check is written for GPU hardware (``benchmarks/gpu_check.sh``); here it runs the fused
-kernel in Pallas' interpret mode on one tiny size, so that the script itself is known to work
-before a GPU run depends on it.
+The kernel check is written for GPU hardware (``benchmarks/gpu_check.sh``); here it runs the
+fused kernel in Pallas' interpret mode on one tiny size, so that the script itself is known to
+work before a GPU run depends on it. ``benchmarks/bench_entmax.py`` keeps its own float64
+reference, checked here against the unit tests' one.
 """
 
 import importlib.util
@@ -10,6 +12,7 @@ import pathlib
 import re
 
 import jax
+import numpy as np
 import pytest
 
 from entmax_lib import pallas_kernel
@@ -66,3 +69,26 @@ def test_bad_sizes_are_refused(kernel_check, text):
 def test_sizes_are_parsed(kernel_check):
     args = kernel_check.parse_args(["--interpret", "--sizes", "8x16", "2X4096"])
     assert args.sizes == [(8, 16), (2, 4096)] and args.interpret and args.n_iter == 25
+
+
+BENCHMARKS = sorted(SCRIPT.parent.glob("*.py"))
+
+
+@pytest.mark.parametrize("path", BENCHMARKS, ids=lambda p: p.name)
+def test_a_benchmark_imports_no_test_code(path):
+    """A benchmark runs from a checkout or a copy of benchmarks/ alone: it takes nothing from tests/."""
+    source = path.read_text()
+    assert "sys.path.insert" not in source and "sys.path.append" not in source
+    assert not re.search(r"^\s*(from|import)\s+(references|conftest|tests)\b", source, re.M)
+
+
+def test_the_entmax_benchmark_s_reference_is_the_tests_reference():
+    from references import np_entmax
+
+    spec = importlib.util.spec_from_file_location("bench_entmax", SCRIPT.parent / "bench_entmax.py")
+    bench = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(bench)
+    z = np.random.default_rng(0).normal(size=(64, 33)) * 3
+    alpha = np.random.default_rng(1).uniform(1.01, 2.5, size=(64, 1))
+    for a in (1.5, 2.0, alpha):
+        np.testing.assert_allclose(bench.reference_entmax(z, a), np_entmax(z, a), atol=1e-12)

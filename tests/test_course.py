@@ -435,9 +435,9 @@ def test_a_chapter_deck_built_from_its_executed_student_edition(tmp_path, monkey
 # ----------------------------------------------------------------------------------------
 
 LABS = sorted((ROOT / "course" / "labs").glob("*.ipynb"))
-TRAINING = {"ch4_lab": "toy.run_experiment(", "ch5_lab": "train(model,"}
+TRAINING = {"ch4_lab": "experiment.train_and_evaluate(", "ch5_lab": "train(model,"}
 RECORDED = {  # what the training cell returns, taken from the recorded run instead
-    "ch4_lab": 'result = record.load(toy_record.EXPERIMENT, "demo")["result"]\n'
+    "ch4_lab": 'result = record.load(runs.EXPERIMENT, "demo")["result"]\n'
     "index = result['lengths'].index(32)\n"
     "for v in config.variants:\n"
     "    for key in list(result[v]):\n"

@@ -7,6 +7,10 @@
 - No module imports, or reaches through an imported module for, a private name of a sibling.
 - Every module can be imported first.
 - No function or method is longer than :data:`MAX_FUNCTION_LINES` lines of code.
+- The house of ``entmax_book``: one folder per experiment, whose modules import the library,
+  the shared modules (:data:`SHARED`) and their own folder, never another experiment; the shared
+  modules import no experiment. The toy's folder holds one module per concern and its records,
+  and each of its modules has a test module of the same name under tests/entmax_book/toy/.
 """
 
 import ast
@@ -166,7 +170,8 @@ def private_uses(name):
 
 
 def test_module_list_covers_both_packages():
-    assert {LIBRARY, f"{LIBRARY}.entmax", BOOK, f"{BOOK}.toy", f"{BOOK}.translation"} <= set(MODULES)
+    expected = {LIBRARY, f"{LIBRARY}.entmax", BOOK, f"{BOOK}.toy", f"{BOOK}.toy.runs", f"{BOOK}.translation"}
+    assert expected <= set(MODULES)
 
 
 def test_no_import_cycle_between_package_modules():
@@ -255,6 +260,7 @@ FIRST_IMPORTS = (
     "entmax_lib.threshold",
     "entmax_lib",
     "entmax_book.toy",
+    "entmax_book.toy.runs",
     "entmax_book.translation",
 )
 
@@ -370,11 +376,6 @@ def test_the_generic_data_path_does_not_import_the_generated_corpus():
     assert _reaches("entmax_book.translation.experiment", "entmax_book.translation.corpus")  # the check works
 
 
-def test_the_experiments_do_not_import_each_other():
-    assert not _reaches("entmax_book.translation", "entmax_book.toy")
-    assert not _reaches("entmax_book.toy", "entmax_book.translation")
-
-
 def _reads_a_model_setting(name):
     """Lines of module ``name`` that read ``<something>model.config`` (settings out of a model)."""
     return [
@@ -393,3 +394,57 @@ def test_training_and_analysis_read_no_setting_out_of_a_model():
         if name.startswith("entmax_book") and not name.endswith(".model"):
             assert not _reads_a_model_setting(name), (name, _reads_a_model_setting(name))
     assert _reads_a_model_setting("entmax_book.translation.model")  # the check sees greedy_decode's
+
+
+# --- The house of entmax_book ---------------------------------------------------------------------
+
+#: The modules of ``entmax_book`` that both experiments share (and the package's ``__init__``).
+SHARED = {BOOK, *(f"{BOOK}.{m}" for m in ("checks", "display", "progress", "record", "stats"))}
+#: The experiments: one folder (subpackage) of ``entmax_book`` each.
+EXPERIMENTS = ("toy", "translation")
+TOY_MODULES = ("config", "configs", "experiment", "model", "runs", "task")
+
+
+def experiment_of(name):
+    """ "toy" for entmax_book.toy and its modules; None for a shared module."""
+    parts = name.split(".")
+    return parts[1] if parts[0] == BOOK and len(parts) > 1 and parts[1] in EXPERIMENTS else None
+
+
+def test_an_experiment_imports_the_library_the_shared_modules_and_itself_only():
+    offenders = []
+    for name in MODULES:
+        own = experiment_of(name)
+        if own is None:
+            continue
+        for imp in imports_of(name):
+            if (
+                imp.module.split(".")[0] != LIBRARY
+                and imp.module not in SHARED
+                and experiment_of(imp.module) != own
+            ):
+                offenders.append(f"{name}:{imp.line}: imports {imp.module}")
+    assert not offenders, "\n".join(offenders)
+
+
+def test_the_shared_modules_import_no_experiment():
+    offenders = [
+        f"{name}:{imp.line}: imports {imp.module}"
+        for name in SHARED
+        for imp in imports_of(name)
+        if experiment_of(imp.module) is not None
+    ]
+    assert not offenders, "\n".join(offenders)
+
+
+def test_the_toy_is_one_folder_of_one_module_per_concern_with_its_records():
+    folder = ROOT / BOOK / "toy"
+    assert sorted(p.stem for p in folder.glob("*.py")) == ["__init__", *TOY_MODULES]
+    records = sorted(p.suffix for p in (folder / "records").iterdir())
+    assert records and set(records) == {".json"}
+    assert not [p.name for p in (ROOT / BOOK).glob("toy*.py")], "the toy lives in entmax_book/toy/ only"
+
+
+@pytest.mark.parametrize("module", TOY_MODULES)
+def test_each_toy_module_has_its_test_module(module):
+    assert (ROOT / "tests" / BOOK / "toy" / f"test_{module}.py").is_file()

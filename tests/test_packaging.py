@@ -142,7 +142,7 @@ names += [m.name for m in pkgutil.walk_packages(entmax_book.__path__, "entmax_bo
 for name in names:
     importlib.import_module(name)
 from entmax_book import record
-assert str(record.RECORDS).startswith({str(target)!r}), record.RECORDS
+assert str(record.records_folder("toy")).startswith({str(target)!r}), record.records_folder("toy")
 assert record.load("toy", "demo")["result"]["seeds"]  # the recorded runs ship in the wheel
 assert record.load_arrays("translation", "softmax_seed0")  # with Chapter 5's trained weights
 print(len(names), float(entmax_lib.sparsemax(__import__("jax").numpy.array([0.0, 0.5]))[1]))

@@ -4,10 +4,10 @@ Every chapter's code cells, every ``benchmarks/*.py`` and the Python inside
 ``benchmarks/gpu_check.sh`` (heredocs fed to python, ``python -c`` strings) are parsed, not run.
 Each name they take from ``entmax_lib`` or ``entmax_book`` is collected: ``from entmax_lib[.x]
 import name``, ``import entmax_lib.x [as y]``, and the attribute chains on those names
-(``toy.run_experiment``, ``attention.EntmaxMultiHeadAttention.attend``). Each module is imported and
-each chain looked up, so that a renamed function fails here in seconds rather than when nbval runs
-the chapter; and no part of a chain may be private (``_x``; dunders are fine) unless
-:data:`entmax_book.LIBRARY_INTERNALS_SHOWN` lists it.
+(``toy.experiment.train_and_evaluate``, ``attention.EntmaxMultiHeadAttention.attend``). Each
+module is imported and each chain looked up, so that a renamed function fails here in seconds
+rather than when nbval runs the chapter; and no part of a chain may be private (``_x``; dunders
+are fine) unless :data:`entmax_book.LIBRARY_INTERNALS_SHOWN` lists it.
 """
 
 import ast
@@ -355,7 +355,7 @@ def test_a_missing_module_and_a_missing_imported_name_are_flagged():
 
 
 def test_toy_attribute_chain_is_flagged_when_missing():
-    """The old 'sparse self-attention' names, e.g. toy.run_experiment renamed, fail here."""
+    """A renamed function (e.g. toy.run_experiment, now toy.experiment.train_and_evaluate) fails here."""
     found = problems("from entmax_book import toy\ntoy.definitely_renamed_function(1)\n")
     assert found == ["<snippet> (line 2): entmax_book.toy.definitely_renamed_function does not exist"]
 

@@ -33,7 +33,7 @@ def test_a_record_refuses_non_finite_numbers(tmp_path):
 
 def test_a_missing_record_names_what_is_there_and_the_command(tmp_path):
     record.save(tmp_path / "a.json", {}, {})
-    with pytest.raises(FileNotFoundError, match=r"'b'.*\['a'\].*python -m entmax_book.toy_record"):
+    with pytest.raises(FileNotFoundError, match=r"'b'.*\['a'\].*python -m entmax_book.toy.runs"):
         record.load("toy", "b", tmp_path)
 
 
