@@ -16,7 +16,14 @@ modules below but never another experiment, and the shared modules:
 - :mod:`entmax_book.stats`: paired differences over seeds, Holm's correction, verdict words,
   and the plateau criterion;
 - :mod:`entmax_book.translation`: Chapter 5's Adaptively Sparse Transformer in miniature, one
-  :class:`~entmax_book.translation.config.TranslationConfig`;
+  folder: its settings, one config per consumer composed in one
+  :class:`~entmax_book.translation.config.TranslationConfig`, and its named configurations
+  (:mod:`~entmax_book.translation.configs`); the generic data path
+  (:mod:`~entmax_book.translation.data`) and the generated corpus
+  (:mod:`~entmax_book.translation.corpus`); model, training, the paper's head analyses; the
+  pipeline :func:`~entmax_book.translation.experiment.train_and_evaluate`; and
+  :mod:`~entmax_book.translation.runs`, its recorded runs (in ``translation/records/``) and the
+  command that records them;
 - :mod:`entmax_book.display`: one colour and marker per map, and library source on the page;
 - :mod:`entmax_book.progress`: progress bars where someone watches.
 
