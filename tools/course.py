@@ -31,6 +31,7 @@ import signal
 import subprocess
 import sys
 import tempfile
+import time
 from pathlib import Path
 
 import nbformat
@@ -205,6 +206,7 @@ def split_lab(lab: Path, repo: repository.Repository) -> tuple[nbformat.Notebook
 def write_notebook(nb, path: Path) -> None:
     """Write a notebook with numbered cell ids (a rebuild gives the same bytes)."""
     path.parent.mkdir(parents=True, exist_ok=True)
+    nb.nbformat, nb.nbformat_minor = 4, max(nb.get("nbformat_minor", 5), 5)  # cell ids need 4.5
     for i, cell in enumerate(nb.cells):
         cell["id"] = f"cell-{i:03d}"
     path.write_text(json.dumps(nb, indent=1, ensure_ascii=False, sort_keys=True) + "\n", encoding="utf-8")
@@ -255,7 +257,9 @@ UNSANDBOXED = (
     "The submission's code runs as you, unsandboxed: a cell can read the hidden tests and write "
     "anywhere you can. For submissions you do not trust, grade as a throwaway user in a throwaway "
     "folder (README, 'Teaching with the book': sudo -u grader ...), or use Otter's container "
-    "grading: otter grade -a AUTOGRADER.zip -p FOLDER (needs Docker)."
+    "grading: otter grade -a AUTOGRADER.zip -o OUT --timeout 300 --no-network FOLDER (needs Docker). "
+    "Neither stops a notebook from tampering with the checks it is graded by: read any surprising "
+    "full score."
 )
 
 
@@ -302,12 +306,14 @@ def main(argv: list[str] | None = None) -> int:
     args = parser().parse_args(sys.argv[1:] if argv is None else argv)
     try:
         if args.command == "grade":
+            grading.read_autograder(args.autograder)
+            grading.read_submission(args.submission)  # one line, not a report, for a file that is not one
             result = grading.grade(args.autograder, args.submission, timeout=args.timeout)
             print(grading.feedback(result), end="")
         elif args.command == "grade-all":
-            out = args.out or args.folder / "graded"
+            out, start = args.out or args.folder / "graded", time.perf_counter()
             results = grading.grade_all(args.autograder, args.folder, out, timeout=args.timeout, jobs=args.jobs)
-            print(grading.summary(results, out))
+            print(grading.summary(results, out), f"in {time.perf_counter() - start:.0f} s")
         elif args.command == "bundle":
             print(bundle.make(args.out, seed=args.seed, start=args.start))
         else:

@@ -15,7 +15,6 @@ from typing import Callable, NamedTuple
 import numpy as np
 from scipy import stats as scipy_stats
 
-import entmax_lib
 from entmax_book import stats
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -38,9 +37,11 @@ def sparsemax_by_hand(rng: np.random.Generator) -> Question:
     """Sparsemax of four scores: the support, the threshold, the probabilities (Chapter 1)."""
     z = np.round(rng.uniform(-1, 1.5, size=4), 1)
     z[rng.integers(4)] = np.round(z.max() + rng.choice([0.2, 0.4, 0.6]), 1)  # a clear top score
-    support = np.asarray(entmax_lib.sparsemax(np.asarray(z, np.float32))) > 0
-    tau = (z[support].sum() - 1) / support.sum()
+    ordered = np.sort(z)[::-1]  # Chapter 1's sort-based threshold
+    k = int(np.sum(1 + np.arange(1, 5) * ordered > np.cumsum(ordered)))
+    tau = (ordered[:k].sum() - 1) / k
     p = np.clip(z - tau, 0, None)
+    support = p > 0
     text = (
         f"For the scores $z = {_vector(z, 0)}$, compute $\\mathrm{{sparsemax}}(z)$ by hand: sort the "
         "scores, find the support size $k$, the threshold $\\tau$, and the probabilities. Which tokens get "

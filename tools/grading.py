@@ -155,6 +155,13 @@ def _failed_cases(output: str) -> dict[tuple[str, int], str]:
     return failed
 
 
+def _explain(reason: str) -> str:
+    # A function left as the stub (`...`) returns None; say so instead of only Python's words.
+    if "NoneType" in reason:
+        return f"{reason} (the function returned None: is it still the `...` stub, or missing a return?)"
+    return reason
+
+
 def _checks(questions: dict[str, list[Check]], tests: list[dict], defined: set[str] | None) -> list[Check]:
     failed = {}
     for entry in tests:
@@ -164,7 +171,7 @@ def _checks(questions: dict[str, list[Check]], tests: list[dict], defined: set[s
     for question, cases in questions.items():
         missing = defined is not None and question not in defined
         for i, case in enumerate(cases, start=1):
-            reason = failed.get((question, i), "")
+            reason = _explain(failed.get((question, i), ""))
             if missing:
                 reason = f"`{question}` is never defined in the notebook (renamed, or its cell deleted?)"
             checks.append(Check(case.question, case.test, case.points, case.hidden, not reason, reason))
@@ -193,7 +200,7 @@ def grade(autograder: Path, submission: Path, timeout: float = 300) -> Result:
     try:
         nb = read_submission(submission)
     except GradingError as error:
-        result.problem = str(error).replace(f"{submission} ", "", 1)
+        result.problem = str(error).replace(f"{submission} is ", "", 1)
         return result
     with tempfile.TemporaryDirectory() as tmp:
         try:
