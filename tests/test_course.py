@@ -611,6 +611,11 @@ def test_feedback_names_failed_checks_without_hidden_code(tmp_path, monkeypatch)
     assert "hidden check test_secret_values (2 pt): FAILED: wrong result" in text and ": values" in text
     assert "TypeError: unsupported operand" in text and "still the `...` stub" in text
     assert "assert" not in text and "np.isclose" not in text and "f(2) == 3" not in text
+    assert not result.notes
+    # a report that does not match Otter's score (another Otter's format) is said to be so
+    monkeypatch.setattr(course, "_otter", _fake_otter({"s": (0, "f results: something else")}))
+    result = grading.grade(zip_path, tmp_path / "s.ipynb")
+    assert result.score == 0 and "did not match" in grading.feedback(result)
 
 
 def test_a_function_never_defined_is_named(tmp_path, monkeypatch):

@@ -49,6 +49,7 @@ class Result:
     max_score: float = 0.0
     checks: list[Check] = field(default_factory=list)
     problem: str = ""
+    notes: list[str] = field(default_factory=list)
 
 
 def read_autograder(autograder: Path) -> dict[str, list[Check]]:
@@ -216,6 +217,10 @@ def grade(autograder: Path, submission: Path, timeout: float = 300) -> Result:
         tests = json.loads(path.read_text())["tests"]
     result.checks = _checks(questions, tests, defined_names(nb))
     result.score = sum(t["score"] for t in tests if "max_score" in t)
+    for entry in tests:  # Otter's score is the grade; say so where its report could not be read
+        passed = sum(c.points for c in result.checks if c.question == entry["name"] and c.passed)
+        if "max_score" in entry and passed != entry["score"]:
+            result.notes.append(f"{entry['name']}: Otter scored {entry['score']:g}; its per-check report did not match")
     return result
 
 
@@ -235,7 +240,7 @@ def feedback(result: Result) -> str:
         kind = "hidden" if check.hidden else "public"
         outcome = "passed" if check.passed else f"FAILED: {check.reason}"
         lines.append(f"- {check.question}, {kind} check {check.test} ({check.points:g} pt): {outcome}")
-    return "\n".join([*lines, ""])
+    return "\n".join([*lines, *(f"Note: {note}" for note in result.notes), ""])
 
 
 def grade_all(autograder: Path, folder: Path, out: Path, timeout: float = 300, jobs: int = 2) -> list[Result]:
