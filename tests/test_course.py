@@ -20,7 +20,6 @@ import pytest
 from scipy import stats as scipy_stats
 
 import entmax_lib
-
 from tools import bundle, course, exam, fake_class, grading, plan, repository, slides, student
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -467,7 +466,7 @@ def test_lab_runs_and_its_reference_is_computed_from_the_record(lab, capsys):
 # Grading: the command line, the feedback, a class (quick tests fake Otter's run)
 # ----------------------------------------------------------------------------------------
 
-TEST_FILE = '''from otter.test_files import test_case
+TEST_FILE = """from otter.test_files import test_case
 
 OK_FORMAT = False
 
@@ -486,7 +485,7 @@ def test_secret_values(f):
 @test_case(points=2, hidden=True)
 def test_secret_shape(f):
     assert f(2) == 3
-'''
+"""
 
 
 def _fake_autograder(path):
@@ -526,7 +525,9 @@ def test_grade_with_a_zip_that_is_not_an_autograder(tmp_path, capsys):
     with zipfile.ZipFile(tmp_path / "notes.zip", "w") as archive:
         archive.writestr("notes.txt", "hello")
     notebook = _notebook(tmp_path / "s.ipynb", "def f(x):\n    return x + 1")
-    assert "not an Otter autograder" in _one_line_error(capsys, ["grade", str(tmp_path / "notes.zip"), str(notebook)])
+    assert "not an Otter autograder" in _one_line_error(
+        capsys, ["grade", str(tmp_path / "notes.zip"), str(notebook)]
+    )
     assert "not a zip" in _one_line_error(capsys, ["grade", str(notebook), str(notebook)])
 
 
@@ -562,8 +563,10 @@ def test_grading_is_said_to_be_unsandboxed_with_the_safe_ways_that_exist(capsys)
     (docker,) = re.findall(r"`(otter grade [^`]+)`", section)
     otter_help = subprocess.run(
         [sys.executable, "-c", "import sys; from otter.cli import cli; sys.exit(cli())", "grade", "--help"],
-        capture_output=True, text=True, check=True,
-    ).stdout  # fmt: skip
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
     options = [word for word in docker.split() if word.startswith("-")]
     assert options and all(re.search(rf"(^|[\s,]){re.escape(o)}\b", otter_help) for o in options), options
     assert docker.split()[0:2] == ["otter", "grade"] and "-p" not in options
@@ -593,7 +596,10 @@ def _fake_otter(outcomes):
         if outcome == "sleep":
             raise subprocess.TimeoutExpired(args, timeout)
         score, output = outcome
-        tests = [{"name": "Public Tests", "output": ""}, {"name": "f", "score": score, "max_score": 5, "output": output}]
+        tests = [
+            {"name": "Public Tests", "output": ""},
+            {"name": "f", "score": score, "max_score": 5, "output": output},
+        ]
         Path(args[args.index("-o") + 1], "results.json").write_text(json.dumps({"tests": tests}))
         return subprocess.CompletedProcess(args, 0, "", "")
 
@@ -624,7 +630,9 @@ def test_a_function_never_defined_is_named(tmp_path, monkeypatch):
     monkeypatch.setattr(course, "_otter", _fake_otter({"s": (0, output)}))
     result = grading.grade(zip_path, _notebook(tmp_path / "s.ipynb", "def my_f(x):\n    return x + 1"))
     assert all("`f` is never defined in the notebook" in c.reason for c in result.checks)
-    assert grading.defined_names({"cells": [{"cell_type": "code", "source": "%pip install x\nfrom a import f"}]}) == {"f"}
+    assert grading.defined_names(
+        {"cells": [{"cell_type": "code", "source": "%pip install x\nfrom a import f"}]}
+    ) == {"f"}
     assert grading.defined_names({"cells": [{"cell_type": "code", "source": "def f(:"}]}) is None
 
 
@@ -635,12 +643,16 @@ def test_grade_all_writes_scores_and_one_feedback_file_per_student(tmp_path, mon
     for name in ("ann", "bob", "cat"):
         _notebook(folder / f"{name}.ipynb", "def f(x):\n    return x + 1")
     (folder / "dan.ipynb").write_text("not json")
-    monkeypatch.setattr(course, "_otter", _fake_otter({"ann": (5, ""), "bob": (1, OTTER_OUTPUT), "cat": "sleep"}))
+    monkeypatch.setattr(
+        course, "_otter", _fake_otter({"ann": (5, ""), "bob": (1, OTTER_OUTPUT), "cat": "sleep"})
+    )
     results = grading.grade_all(zip_path, folder, tmp_path / "out", timeout=7)
     rows = list(csv.DictReader((tmp_path / "out" / "scores.csv").open()))
     assert [r["student"] for r in rows] == ["ann", "bob", "cat", "dan"]
     assert [(r["score"], r["f"]) for r in rows] == [("5", "5"), ("1", "1"), ("0", "0"), ("0", "0")]
-    assert rows[2]["problem"].startswith("stopped after 7 s") and rows[3]["problem"].startswith("not a notebook")
+    assert rows[2]["problem"].startswith("stopped after 7 s") and rows[3]["problem"].startswith(
+        "not a notebook"
+    )
     feedback = {p.stem: p.read_text() for p in (tmp_path / "out" / "feedback").glob("*.txt")}
     assert sorted(feedback) == ["ann", "bob", "cat", "dan"]
     assert "Not graded: not a notebook: not JSON" in feedback["dan"] and feedback["ann"].count("passed") == 3
@@ -660,7 +672,9 @@ def test_repository_and_release_come_from_config_yml(tmp_path):
     repo = repository.load()
     assert repo.name == "entmax-book/entmax-book" and repo.release == "main"
     config = tmp_path / "_config.yml"
-    config.write_text("repository:\n  url: https://github.com/a-university/sparse-attention-2027\n  branch: term-2027\n")
+    config.write_text(
+        "repository:\n  url: https://github.com/a-university/sparse-attention-2027\n  branch: term-2027\n"
+    )
     assert repository.load(config) == FORK
     config.write_text("repository:\n  url: https://gitlab.com/x/y\n  branch: main\n")
     with pytest.raises(ValueError, match="repository.url"):
@@ -673,7 +687,9 @@ def test_prepared_master_names_the_release_and_what_the_grader_installs(master, 
     text = "\n".join(c.source for c in prepared.cells)
     assert "{{" not in text and "entmax-book/entmax-book" not in text
     assert f"raw.githubusercontent.com/{FORK.name}/term-2027/student/assignments/{master.stem}/tests" in text
-    assert FORK.colab_url(f"student/assignments/{master.stem}/{master.stem}.ipynb") in prepared.cells[1].source
+    assert (
+        FORK.colab_url(f"student/assignments/{master.stem}/{master.stem}.ipynb") in prepared.cells[1].source
+    )
     # Otter's requirements (Gradescope's environment) cover every package the notebook imports
     config = prepared.cells[0].source
     imported = {m.split(".")[0] for m in re.findall(r"^\s*(?:from|import)\s+([\w.]+)", text, flags=re.M)}
@@ -686,13 +702,17 @@ def test_prepared_master_names_the_release_and_what_the_grader_installs(master, 
 @pytest.mark.parametrize("master", MASTERS, ids=lambda p: p.stem)
 def test_a_term_seed_draws_new_hidden_inputs_and_keeps_the_public_tests(master, tmp_path):
     def tests(seed, out):
-        return [(h, s) for q in _questions(course.prepare(master, tmp_path / out, FORK, seed)).values() for h, s in q[1]]
+        return [
+            (h, s)
+            for q in _questions(course.prepare(master, tmp_path / out, FORK, seed)).values()
+            for h, s in q[1]
+        ]
 
     public, term, other = tests(None, "a"), tests(2027, "b"), tests(2028, "c")
     assert [s for h, s in public if not h] == [s for h, s in term if not h]
     seeded = [s for h, s in public if h and "default_rng(" in s]
     assert seeded, "a hidden test with random inputs"
-    changed = [(a, b, c) for (_, a), (_, b), (_, c) in zip(public, term, other) if a != b]
+    changed = [(a, b, c) for (_, a), (_, b), (_, c) in zip(public, term, other, strict=True) if a != b]
     assert len(changed) == len(seeded) and all(b != c for _, b, c in changed)
 
 
@@ -711,11 +731,15 @@ def test_every_assignment_is_worth_its_weight():
 def test_intro_and_schedule_are_made_from_the_plan():
     current = plan.load()
     intro = (ROOT / "intro.md").read_text("utf-8")
-    assert plan.intro_text(current, intro) == intro, "run `make course`: intro.md's tables differ from course/plan.json"
+    assert plan.intro_text(current, intro) == intro, (
+        "run `make course`: intro.md's tables differ from course/plan.json"
+    )
     schedule = (ROOT / "course" / "schedule.csv").read_text("utf-8")
     assert schedule == plan.csv_text(plan.dated(current, None)), "run `make course`: course/schedule.csv"
     weeks = [m["week"] for m in current["meetings"] if m["meeting"] in ("Lecture", "Lab")]
-    assert weeks.count(3) == 2 and sum("Assignment 3 handed out" in m["what"] for m in current["meetings"]) == 1
+    assert (
+        weeks.count(3) == 2 and sum("Assignment 3 handed out" in m["what"] for m in current["meetings"]) == 1
+    )
     for week in range(1, 6):  # one chapter a week
         lecture = next(m for m in current["meetings"] if m["week"] == week and m["meeting"] == "Lecture")
         assert re.findall(r"Chapter (\d)", lecture["what"]) == [str(week)], lecture
@@ -762,8 +786,12 @@ def test_exam_paper_numbers_come_from_the_seed_and_the_specimen_has_no_key():
 def test_exam_keys_are_right():
     seeds = [int(s) for s in np.random.default_rng(5).integers(2**32, size=8)]
     questions = [exam.sparsemax_by_hand(np.random.default_rng(seed)) for seed in seeds]
-    z = np.array([[float(v) for v in re.search(r"z = \(([^)]*)\)", q.text).group(1).split(",")] for q in questions])
-    p = np.array([[float(v) for v in re.search(r"\$p = \(([^)]*)\)", q.key).group(1).split(",")] for q in questions])
+    z = np.array(
+        [[float(v) for v in re.search(r"z = \(([^)]*)\)", q.text).group(1).split(",")] for q in questions]
+    )
+    p = np.array(
+        [[float(v) for v in re.search(r"\$p = \(([^)]*)\)", q.key).group(1).split(",")] for q in questions]
+    )
     assert np.allclose(p, np.asarray(entmax_lib.sparsemax(z.astype(np.float32))), atol=2e-4)
     for seed in seeds:
         q = exam.paired_claims(np.random.default_rng(seed))
@@ -793,7 +821,9 @@ def test_a_term_bundle_grades_its_solutions_in_full(tmp_path):
     assert sorted((out / "labs").iterdir()) == [out / "labs" / f"{lab.stem}-key.ipynb" for lab in LABS]
     assert (out / "exam" / "key.md").exists() and (out / "schedule.ics").exists()
     for name in names:
-        result = grading.grade(out / "autograders" / f"{name}-autograder.zip", out / "assignments" / f"{name}.ipynb")
+        result = grading.grade(
+            out / "autograders" / f"{name}-autograder.zip", out / "assignments" / f"{name}.ipynb"
+        )
         assert result.score == result.max_score == 10, grading.feedback(result)
 
 
@@ -807,8 +837,8 @@ def test_a_made_up_class_is_graded_by_one_command(built, tmp_path, capsys):
     assert course.main(["grade-all", str(zip_path), str(tmp_path / "class"), "--timeout", "30"]) == 0
     rows = {r["student"]: r for r in csv.DictReader((tmp_path / "class" / "graded" / "scores.csv").open())}
     assert len(rows) == 20
-    for student, kind in kinds.items():
-        score, problem = float(rows[student]["score"]), rows[student]["problem"]
+    for name, kind in kinds.items():
+        score, problem = float(rows[name]["score"]), rows[name]["problem"]
         expected = {
             "right": lambda: score == 10 and not problem,
             "partly right": lambda: 0 < score < 10 and not problem,
@@ -817,6 +847,6 @@ def test_a_made_up_class_is_graded_by_one_command(built, tmp_path, capsys):
             "sleeping": lambda: score == 0 and problem.startswith("stopped after 30 s"),
             "not a notebook": lambda: score == 0 and problem.startswith("not a notebook"),
         }[kind]
-        assert expected(), (student, kind, rows[student])
+        assert expected(), (name, kind, rows[name])
     missing = next(s for s, k in kinds.items() if k == "missing function")
     assert "is never defined" in (tmp_path / "class" / "graded" / "feedback" / f"{missing}.txt").read_text()

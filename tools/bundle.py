@@ -71,7 +71,9 @@ def make(out: Path, seed: int, start: str | None = None, repo: repository.Reposi
     """
     out = out.resolve()
     if out == ROOT or ROOT in out.parents:
-        raise BundleError(f"{out} is inside the repository; the bundle must live outside it (it holds the keys)")
+        raise BundleError(
+            f"{out} is inside the repository; the bundle must live outside it (it holds the keys)"
+        )
     if out.exists() and any(out.iterdir()):
         raise BundleError(f"{out} is not empty; give a new folder")
     rows = plan.dated(plan.load(), start)  # a bad date stops here, before the slow part
@@ -82,13 +84,19 @@ def make(out: Path, seed: int, start: str | None = None, repo: repository.Reposi
             (out / "autograders").mkdir(parents=True, exist_ok=True)
             shutil.copyfile(zip_path, out / "autograders" / zip_path.name)
             (out / "assignments").mkdir(exist_ok=True)
-            shutil.copyfile(Path(tmp) / name / "autograder" / f"{name}.ipynb", out / "assignments" / f"{name}.ipynb")
+            shutil.copyfile(
+                Path(tmp) / name / "autograder" / f"{name}.ipynb", out / "assignments" / f"{name}.ipynb"
+            )
     for lab in course.labs():
         course.write_notebook(course.split_lab(lab, repo)[1], out / "labs" / f"{lab.stem}-key.ipynb")
     questions = exam.paper(course.term_seed(seed, "exam"))
     (out / "exam").mkdir()
-    (out / "exam" / "paper.md").write_text(exam.markdown(questions, "The written exam", False), encoding="utf-8")
-    (out / "exam" / "key.md").write_text(exam.markdown(questions, "The written exam: key", True), encoding="utf-8")
+    (out / "exam" / "paper.md").write_text(
+        exam.markdown(questions, "The written exam", False), encoding="utf-8"
+    )
+    (out / "exam" / "key.md").write_text(
+        exam.markdown(questions, "The written exam: key", True), encoding="utf-8"
+    )
     for folder in ("rubrics", "project"):
         shutil.copytree(ROOT / "course" / folder, out / folder)
     (out / "schedule.csv").write_text(plan.csv_text(rows), encoding="utf-8")

@@ -56,9 +56,13 @@ def _otter(*args: str, cwd: Path | None = None, timeout: float | None = None) ->
     # so that a timeout ends the notebook's kernel too.
     code = "import sys; from otter.cli import cli; sys.exit(cli())"
     with subprocess.Popen(
-        [sys.executable, "-c", code, *args], cwd=cwd, text=True, start_new_session=True,
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-    ) as process:  # fmt: skip
+        [sys.executable, "-c", code, *args],
+        cwd=cwd,
+        text=True,
+        start_new_session=True,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    ) as process:
         try:
             stdout, stderr = process.communicate(timeout=timeout)
         except subprocess.TimeoutExpired:
@@ -111,7 +115,9 @@ def _requirements(nb, repo: repository.Repository) -> list[str]:
     imported = set()
     for cell in nb.cells:
         if cell.cell_type == "code":
-            imported |= {m.split(".")[0] for m in re.findall(r"^\s*(?:from|import)\s+([\w.]+)", cell.source, re.M)}
+            imported |= {
+                m.split(".")[0] for m in re.findall(r"^\s*(?:from|import)\s+([\w.]+)", cell.source, re.M)
+            }
     return sorted(PACKAGES[m].format(pip=repo.pip_url()) for m in imported & set(PACKAGES))
 
 
@@ -132,7 +138,9 @@ def prepare(master: Path, out: Path, repo: repository.Repository, seed: int | No
     for cell in nb.cells:
         cell.source = repo.fill(cell.source)
         if seed is not None and cell.cell_type == "code" and re.search(r"hidden:\s*true", cell.source, re.I):
-            cell.source = _RNG.sub(lambda m: f"default_rng({term_seed(seed, master.stem, m.group(1))})", cell.source)
+            cell.source = _RNG.sub(
+                lambda m: f"default_rng({term_seed(seed, master.stem, m.group(1))})", cell.source
+            )
     config = nb.cells[0]
     assert config.source.startswith("# ASSIGNMENT CONFIG"), f"{master.name}: the first cell is Otter's config"
     config.source += "\nrequirements:\n" + "".join(f"  - {r}\n" for r in _requirements(nb, repo))
@@ -149,7 +157,9 @@ def _normalise(path: Path) -> None:
     path.write_text(json.dumps(nb, indent=1, ensure_ascii=False, sort_keys=True) + "\n", encoding="utf-8")
 
 
-def assign(master: Path, out: Path, repo: repository.Repository | None = None, seed: int | None = None) -> Path:
+def assign(
+    master: Path, out: Path, repo: repository.Repository | None = None, seed: int | None = None
+) -> Path:
     """Run Otter Assign on one master notebook.
 
     Args:
@@ -195,7 +205,11 @@ def split_lab(lab: Path, repo: repository.Repository) -> tuple[nbformat.Notebook
     key = nbformat.read(lab, as_version=4)
     for cell in key.cells:
         cell.source = repo.fill(cell.source).replace("{{path}}", f"student/labs/{lab.name}")
-    starts = [i for i, c in enumerate(key.cells) if c.cell_type == "markdown" and c.source.startswith("## Reference")]
+    starts = [
+        i
+        for i, c in enumerate(key.cells)
+        if c.cell_type == "markdown" and c.source.startswith("## Reference")
+    ]
     if not starts:
         raise ValueError(f"{lab.name}: no '## Reference' part to keep out of the student's notebook")
     student = nbformat.from_dict(json.loads(json.dumps(key)))
@@ -272,14 +286,17 @@ def parser() -> argparse.ArgumentParser:
     top = _Parser(prog="python -m tools.course", description="The course kit: build, grade, bundle.")
     sub = top.add_subparsers(dest="command", parser_class=_Parser)
     sub.add_parser("build", help="what students may see, and the public autograders (the default)")
-    one = sub.add_parser("grade", help="grade one submission", description="Grade one notebook. " + UNSANDBOXED)
+    one = sub.add_parser(
+        "grade", help="grade one submission", description="Grade one notebook. " + UNSANDBOXED
+    )
     one.add_argument("autograder", type=Path, metavar="AUTOGRADER", help="NAME-autograder.zip")
     one.add_argument("submission", type=Path, metavar="SUBMISSION", help="the student's notebook")
     one.add_argument("--timeout", type=float, default=300, help="seconds before the run is stopped (300)")
     many = sub.add_parser(
-        "grade-all", help="grade every notebook in a folder",
+        "grade-all",
+        help="grade every notebook in a folder",
         description="Grade every *.ipynb in FOLDER: OUT/scores.csv and OUT/feedback/NAME.txt. " + UNSANDBOXED,
-    )  # fmt: skip
+    )
     many.add_argument("autograder", type=Path, metavar="AUTOGRADER", help="NAME-autograder.zip")
     many.add_argument("folder", type=Path, metavar="FOLDER", help="the submitted notebooks")
     many.add_argument("--out", type=Path, help="where scores.csv and feedback/ go (FOLDER/graded)")
@@ -312,7 +329,9 @@ def main(argv: list[str] | None = None) -> int:
             print(grading.feedback(result), end="")
         elif args.command == "grade-all":
             out, start = args.out or args.folder / "graded", time.perf_counter()
-            results = grading.grade_all(args.autograder, args.folder, out, timeout=args.timeout, jobs=args.jobs)
+            results = grading.grade_all(
+                args.autograder, args.folder, out, timeout=args.timeout, jobs=args.jobs
+            )
             print(grading.summary(results, out), f"in {time.perf_counter() - start:.0f} s")
         elif args.command == "bundle":
             print(bundle.make(args.out, seed=args.seed, start=args.start))

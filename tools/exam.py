@@ -9,8 +9,9 @@ without its key, so that students see the format.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable, NamedTuple
+from typing import NamedTuple
 
 import numpy as np
 from scipy import stats as scipy_stats
@@ -88,8 +89,10 @@ def jacobian(rng: np.random.Generator) -> Question:
     )
     key = (
         f"$J = \\mathrm{{diag}}(s) - s s^\\top / \\sum_j s_j$ with $s_i = p_i^{{2-\\alpha}}$ on the support, "
-        f"0 off it: $J = \\begin{{pmatrix}} {rows} \\end{{pmatrix}}$. Row sums 0 (p stays on the simplex); "
-        "a token outside the support stays at 0 for small changes of z. (1 pt formula, 2 pts values, 1 pt why)"
+        f"0 off it: $J = \\begin{{pmatrix}} {rows} \\end{{pmatrix}}$. Row sums 0 "
+        "(p stays on the simplex); "
+        "a token outside the support stays at 0 for small changes of z. "
+        "(1 pt formula, 2 pts values, 1 pt why)"
     )
     return Question(4, text, key)
 
@@ -104,8 +107,10 @@ def dilution(rng: np.random.Generator) -> Question:
         first += 1
     text = (
         f"A sequence of $L$ tokens has $K = {K}$ informative tokens with score $s = {s:g}$ and $L - K$ "
-        f"distractors with score 0. What attention mass does softmax put on the informative tokens at "
-        f"$L = {L}$? From which $L$ on is it below {target:g}? What does sparsemax put on them when $s \\ge 1$?"
+        f"distractors with score 0. What attention mass does softmax put "
+        f"on the informative tokens at "
+        f"$L = {L}$? From which $L$ on is it below {target:g}? "
+        "What does sparsemax put on them when $s \\ge 1$?"
     )
     key = (
         f"$K e^s / (K e^s + L - K) = {mass:.4f}$; below {target:g} from $L = {first}$ on; sparsemax puts all "
@@ -119,24 +124,25 @@ def paired_claims(rng: np.random.Generator) -> Question:
     """A paired interval over seeds, Holm's correction, 'not shown' is not 'equal' (Chapters 4, 5)."""
     n = 5
     base = np.round(rng.uniform(0.6, 0.8, size=n), 3)
-    a = np.round(base + rng.normal(float(rng.choice([0.02, 0.04])), 0.01, size=n), 3)
+    a = np.round(base + rng.normal(float(rng.choice([0.005, 0.02, 0.04])), 0.01, size=n), 3)
     c = stats.paired("A beats B", "exam", a, base)
-    others = np.round(rng.uniform(0.01, 0.04, size=2), 3)
+    others = np.round([rng.uniform(0.015, 0.024), rng.uniform(0.026, 0.12)], 3)
     adjusted = stats.holm([c.p, *others])
     t = scipy_stats.t.ppf(0.975, n - 1)
     text = (
         f"Models A and B were trained with the same {n} seeds. Accuracy of A: {_vector(a, 3)}; of B: "
         f"{_vector(base, 3)}. (a) Compute the per-seed differences, their mean and the 95 % t-interval "
-        f"($t_{{0.975,{n - 1}}} = {t:.3f}$). (b) This comparison has the uncorrected p-value {c.p:.4f} and "
-        f"is one of three claims tested together; the other two have p = {others[0]:g} and {others[1]:g}. "
+        f"($t_{{0.975,{n - 1}}} = {t:.3f}$). (b) This comparison (claim 1) has the uncorrected p-value "
+        f"{c.p:.2g} and is tested together with claims 2 and 3, whose p-values are {others[0]:g} and "
+        f"{others[1]:g}. "
         "Which claims hold at the 0.05 level after Holm's correction? (c) A colleague reads a claim that "
         "is not shown as 'the two models are equal'. What would you answer?"
     )
     held = ", ".join(f"claim {i + 1}" for i, p in enumerate(adjusted) if p < 0.05) or "none"
     key = (
         f"(a) differences {_vector(np.round(a - base, 3), 3)}, mean {c.mean:.4f}, interval "
-        f"[{c.low:.4f}, {c.high:.4f}] (1 pt). (b) Holm-adjusted p: {_vector(np.round(adjusted, 4), 4)} "
-        f"for (this claim, the others); hold: {held} (2 pts). (c) Not shown only means the interval contains "
+        f"[{c.low:.4f}, {c.high:.4f}] (1 pt). (b) Holm-adjusted p of claims 1–3: "
+        f"{_vector(adjusted, 2)}; hold: {held} (2 pts). (c) Not shown only means the interval contains "
         "0; it also contains differences that matter; more seeds narrow it (1 pt)."
     )
     return Question(4, text, key)
@@ -145,12 +151,19 @@ def paired_claims(rng: np.random.Generator) -> Question:
 def concepts(rng: np.random.Generator) -> Question:
     """Two short explanations (Chapters 2 and 3); the order of the pair is drawn."""
     pair = [
-        ("Why does a masked key get exactly zero weight under α-entmax, and why must the mask use "
-         "−∞ (or a dedicated mask argument) rather than a large negative number?",
-         "its score falls below the threshold τ; a finite score could still enter the support (§3 masking)"),
-        ("Why can α be learned by gradient descent, although the support of α-entmax changes with α?",
-         "the map is continuous in α and differentiable almost everywhere; Proposition 1 gives ∂p/∂α (§2.4)"),
-    ]  # fmt: skip
+        (
+            "Why does a masked key get exactly zero weight under α-entmax, and why must the mask use "
+            "−∞ (or a dedicated mask argument) rather than a large "
+            "negative number?",
+            "its score falls below the threshold τ; a finite score could still enter the support "
+            "(§3 masking)",
+        ),
+        (
+            "Why can α be learned by gradient descent, although the support of α-entmax changes with α?",
+            "the map is continuous in α and differentiable almost everywhere; "
+            "Proposition 1 gives ∂p/∂α (§2.4)",
+        ),
+    ]
     pair = [pair[i] for i in rng.permutation(2)]
     text = " ".join(f"({'ab'[i]}) {q}" for i, (q, _) in enumerate(pair))
     key = " ".join(f"({'ab'[i]}) {k}." for i, (_, k) in enumerate(pair)) + " (1 pt each)"
@@ -158,8 +171,13 @@ def concepts(rng: np.random.Generator) -> Question:
 
 
 QUESTIONS: list[Callable[[np.random.Generator], Question]] = [
-    sparsemax_by_hand, saturation, jacobian, dilution, paired_claims, concepts,
-]  # fmt: skip
+    sparsemax_by_hand,
+    saturation,
+    jacobian,
+    dilution,
+    paired_claims,
+    concepts,
+]
 
 
 def paper(seed: int) -> list[Question]:
@@ -202,8 +220,10 @@ def markdown(questions: list[Question], title: str, with_key: bool) -> str:
 def specimen() -> str:
     """The specimen paper of ``course/exam/specimen.md``: the format, from a public seed, no key."""
     note = (
-        "*A specimen: the format of the written exam. Each term's paper has its own numbers, drawn from "
-        "the instructor's term seed; its key is in the instructor's private bundle. Generated by `make course`.*"
+        "*A specimen: the format of the written exam. Each term's paper has its own "
+        "numbers, drawn from "
+        "the instructor's term seed; its key is in the instructor's private bundle. "
+        "Generated by `make course`.*"
     )
     text = markdown(paper(0), "The written exam (specimen)", with_key=False)
     return text.replace("\n\n", f"\n\n{note}\n\n", 1)

@@ -19,9 +19,18 @@ from pathlib import Path
 import nbformat
 
 # The mix of a class of 20, repeated for a larger one.
-KINDS = ("right",) * 6 + ("partly right",) * 4 + ("wrong",) * 4 + ("sleeping", "sleeping") + (
-    "not a notebook", "not a notebook", "missing function", "missing function",
-)  # fmt: skip
+KINDS = (
+    ("right",) * 6
+    + ("partly right",) * 4
+    + ("wrong",) * 4
+    + ("sleeping", "sleeping")
+    + (
+        "not a notebook",
+        "not a notebook",
+        "missing function",
+        "missing function",
+    )
+)
 
 
 def _defining(nb, name: str):
@@ -51,10 +60,15 @@ def submission(kind: str, solutions, stubs, questions: list[str], i: int):
     elif kind == "wrong":  # every return of the function, off by a little
         body = cell.source.split(f"def {name}(", 1)
         body[1] = re.sub(r"^(\s+)return (.+)$", r"\1return _off(\2)", body[1], flags=re.M)
-        helper = "def _off(x):\n    return tuple(_off(v) for v in x) if isinstance(x, tuple) else x * 1.01 + 0.01\n\n\n"
+        helper = (
+            "def _off(x):\n"
+            "    return tuple(_off(v) for v in x) if isinstance(x, tuple) else x * 1.01 + 0.01\n\n\n"
+        )
         cell.source = body[0] + helper + f"def {name}(" + body[1]
     elif kind == "sleeping":
-        nb.cells.insert(nb.cells.index(cell) + 1, nbformat.v4.new_code_cell("import time\n\ntime.sleep(10**6)"))
+        nb.cells.insert(
+            nb.cells.index(cell) + 1, nbformat.v4.new_code_cell("import time\n\ntime.sleep(10**6)")
+        )
     elif kind == "missing function":
         cell.source = cell.source.replace(f"def {name}(", f"def my_{name}(")
     return nb

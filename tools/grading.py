@@ -65,22 +65,33 @@ def read_autograder(autograder: Path) -> dict[str, list[Check]]:
         GradingError: the file is missing or is not an Otter autograder zip.
     """
     if not autograder.is_file() or not zipfile.is_zipfile(autograder):
-        raise GradingError(f"{autograder} is not a zip file (an autograder is NAME-autograder.zip from make course)")
+        raise GradingError(
+            f"{autograder} is not a zip file (an autograder is NAME-autograder.zip from make course)"
+        )
     with zipfile.ZipFile(autograder) as archive:
         names = archive.namelist()
         tests = sorted(n for n in names if re.fullmatch(r"tests/\w+\.py", n))
         if "otter_config.json" not in names or not tests:
-            raise GradingError(f"{autograder} is not an Otter autograder zip (no otter_config.json and tests/)")
+            raise GradingError(
+                f"{autograder} is not an Otter autograder zip (no otter_config.json and tests/)"
+            )
         questions = {}
         for name in tests:
             tree = ast.parse(archive.read(name).decode("utf-8"))
-            questions[Path(name).stem] = [_case(Path(name).stem, f) for f in tree.body if isinstance(f, ast.FunctionDef)]
+            questions[Path(name).stem] = [
+                _case(Path(name).stem, f) for f in tree.body if isinstance(f, ast.FunctionDef)
+            ]
     return questions
 
 
 def _case(question: str, function: ast.FunctionDef) -> Check:
     # @test_case(points=2, hidden=True) def test_...(fn): ...
-    options = {k.arg: ast.literal_eval(k.value) for d in function.decorator_list if isinstance(d, ast.Call) for k in d.keywords}
+    options = {
+        k.arg: ast.literal_eval(k.value)
+        for d in function.decorator_list
+        if isinstance(d, ast.Call)
+        for k in d.keywords
+    }
     return Check(question, function.name, float(options.get("points") or 0), bool(options.get("hidden")))
 
 
@@ -142,7 +153,9 @@ def _reason(block: str) -> str:
     last = [line.strip() for line in block.strip().splitlines() if line.strip()][-1]
     kind, _, message = last.partition(":")
     if kind == "AssertionError":
-        return "wrong result (a check on its values failed)" + (f": {message.strip()}" if message.strip() else "")
+        return "wrong result (a check on its values failed)" + (
+            f": {message.strip()}" if message.strip() else ""
+        )
     return last[:300]
 
 
@@ -150,7 +163,7 @@ def _failed_cases(output: str) -> dict[tuple[str, int], str]:
     # "NAME - i result:" blocks; a case that passed is not listed once any case failed.
     blocks = re.split(r"^\s*(\w+) - (\d+) result:\s*$", output, flags=re.M)
     failed = {}
-    for question, index, block in zip(blocks[1::3], blocks[2::3], blocks[3::3]):
+    for question, index, block in zip(blocks[1::3], blocks[2::3], blocks[3::3], strict=True):
         if "Test case failed" in block:
             failed[(question, int(index))] = _reason(block.split("\n\n")[0] if "\n\n" in block else block)
     return failed
@@ -205,7 +218,9 @@ def grade(autograder: Path, submission: Path, timeout: float = 300) -> Result:
         return result
     with tempfile.TemporaryDirectory() as tmp:
         try:
-            run = course._otter("run", "-a", str(autograder.resolve()), "-o", tmp, str(submission.resolve()), timeout=timeout)
+            run = course._otter(
+                "run", "-a", str(autograder.resolve()), "-o", tmp, str(submission.resolve()), timeout=timeout
+            )
         except subprocess.TimeoutExpired:
             result.problem = f"stopped after {timeout:g} s: a cell runs too long (a sleep, an endless loop?)"
             return result
@@ -220,7 +235,9 @@ def grade(autograder: Path, submission: Path, timeout: float = 300) -> Result:
     for entry in tests:  # Otter's score is the grade; say so where its report could not be read
         passed = sum(c.points for c in result.checks if c.question == entry["name"] and c.passed)
         if "max_score" in entry and passed != entry["score"]:
-            result.notes.append(f"{entry['name']}: Otter scored {entry['score']:g}; its per-check report did not match")
+            result.notes.append(
+                f"{entry['name']}: Otter scored {entry['score']:g}; its per-check report did not match"
+            )
     return result
 
 
@@ -271,7 +288,15 @@ def grade_all(autograder: Path, folder: Path, out: Path, timeout: float = 300, j
         writer.writerow(["student", "score", "max_score", *questions, "problem"])
         for r in results:
             by_question = [sum(c.points for c in r.checks if c.question == q and c.passed) for q in questions]
-            writer.writerow([r.submission.stem, f"{r.score:g}", f"{r.max_score:g}", *(f"{s:g}" for s in by_question), r.problem])
+            writer.writerow(
+                [
+                    r.submission.stem,
+                    f"{r.score:g}",
+                    f"{r.max_score:g}",
+                    *(f"{s:g}" for s in by_question),
+                    r.problem,
+                ]
+            )
             (out / "feedback" / f"{r.submission.stem}.txt").write_text(feedback(r), encoding="utf-8")
     return results
 
@@ -289,5 +314,7 @@ def summary(results: list[Result], out: Path) -> str:
     lines = [f"{r.submission.name}: {r.problem}" for r in results if r.problem]
     graded = [r for r in results if not r.problem]
     mean = sum(r.score for r in graded) / len(graded) if graded else 0.0
-    lines.append(f"{len(graded)} of {len(results)} graded, mean {mean:.2f}; {out / 'scores.csv'}, {out / 'feedback'}/")
+    lines.append(
+        f"{len(graded)} of {len(results)} graded, mean {mean:.2f}; {out / 'scores.csv'}, {out / 'feedback'}/"
+    )
     return "\n".join(lines)

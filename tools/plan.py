@@ -61,7 +61,9 @@ def tables(plan: dict) -> tuple[str, str]:
     rows += [f"| {_week(m)} | {m['meeting']} | {m['time']} | {m['what']} |" for m in plan["meetings"]]
     grading = ["| Part | Weight | How it is graded |", "|---|---|---|"]
     for part in plan["grading"]:
-        weight = f"{part['weight']} %" + (f" ({part['each']} % each)" if part["each"] != part["weight"] else "")
+        weight = f"{part['weight']} %" + (
+            f" ({part['each']} % each)" if part["each"] != part["weight"] else ""
+        )
         grading.append(f"| {part['part']} | {weight} | {part['how']} |")
     return "\n".join(rows), "\n".join(grading)
 
@@ -69,7 +71,9 @@ def tables(plan: dict) -> tuple[str, str]:
 def _replace(text: str, name: str, table: str) -> str:
     pattern = re.compile(rf"(^% plan: {name}\n).*?(^% plan: end {name}\n)", re.M | re.S)
     if not pattern.search(text):
-        raise PlanError(f"intro.md has no '% plan: {name}' ... '% plan: end {name}' lines to write the table between")
+        raise PlanError(
+            f"intro.md has no '% plan: {name}' ... '% plan: end {name}' lines to write the table between"
+        )
     return pattern.sub(lambda m: m.group(1) + "\n" + table + "\n\n" + m.group(2), text)
 
 
@@ -114,10 +118,14 @@ def dated(plan: dict, start: str | None) -> list[dict]:
         date = monday + dt.timedelta(weeks=m["week"] - 1, days=slot["weekday"]) if slot and monday else None
         rows.append(
             {
-                "week": _week(m), "meeting": m["meeting"], "date": date.isoformat() if date else "",
-                "start": slot["start"] if slot else "", "minutes": slot["minutes"] if slot else "", "what": m["what"],
+                "week": _week(m),
+                "meeting": m["meeting"],
+                "date": date.isoformat() if date else "",
+                "start": slot["start"] if slot else "",
+                "minutes": slot["minutes"] if slot else "",
+                "what": m["what"],
             }
-        )  # fmt: skip
+        )
     return rows
 
 
@@ -131,7 +139,9 @@ def csv_text(rows: list[dict]) -> str:
         CSV text with a header line.
     """
     out = io.StringIO()
-    writer = csv.DictWriter(out, fieldnames=["week", "meeting", "date", "start", "minutes", "what"], lineterminator="\n")
+    writer = csv.DictWriter(
+        out, fieldnames=["week", "meeting", "date", "start", "minutes", "what"], lineterminator="\n"
+    )
     writer.writeheader()
     writer.writerows(rows)
     return out.getvalue()
@@ -147,16 +157,26 @@ def icalendar(rows: list[dict], course: str = "Sparse attention (the entmax book
     Returns:
         The ``.ics`` text (CRLF line ends).
     """
-    lines = ["BEGIN:VCALENDAR", "VERSION:2.0", "PRODID:-//entmax book//course kit//EN", f"X-WR-CALNAME:{course}"]
+    lines = [
+        "BEGIN:VCALENDAR",
+        "VERSION:2.0",
+        "PRODID:-//entmax book//course kit//EN",
+        f"X-WR-CALNAME:{course}",
+    ]
     for i, row in enumerate(r for r in rows if r["date"]):
         begin = dt.datetime.fromisoformat(f"{row['date']}T{row['start']}")
         end = begin + dt.timedelta(minutes=int(row["minutes"]))
         what = row["what"].replace("\\", "\\\\").replace(",", "\\,").replace(";", "\\;")
         lines += [
-            "BEGIN:VEVENT", f"UID:week{row['week']}-{row['meeting'].lower()}-{i}@entmax-book", "DTSTAMP:20260101T000000Z",
-            f"DTSTART:{begin:%Y%m%dT%H%M%S}", f"DTEND:{end:%Y%m%dT%H%M%S}",
-            f"SUMMARY:{course}: week {row['week']} {row['meeting'].lower()}", f"DESCRIPTION:{what}", "END:VEVENT",
-        ]  # fmt: skip
+            "BEGIN:VEVENT",
+            f"UID:week{row['week']}-{row['meeting'].lower()}-{i}@entmax-book",
+            "DTSTAMP:20260101T000000Z",
+            f"DTSTART:{begin:%Y%m%dT%H%M%S}",
+            f"DTEND:{end:%Y%m%dT%H%M%S}",
+            f"SUMMARY:{course}: week {row['week']} {row['meeting'].lower()}",
+            f"DESCRIPTION:{what}",
+            "END:VEVENT",
+        ]
     return "\r\n".join([*lines, "END:VCALENDAR", ""])
 
 
@@ -174,4 +194,5 @@ def write_public(plan_path: Path = PLAN, intro: Path = INTRO, schedule: Path = S
     plan = load(plan_path)
     intro.write_text(intro_text(plan, intro.read_text(encoding="utf-8")), encoding="utf-8")
     schedule.write_text(csv_text(dated(plan, None)), encoding="utf-8")
-    return f"the plan's tables in {intro.name} and {schedule.relative_to(ROOT)}, from {plan_path.relative_to(ROOT)}"
+    source = plan_path.relative_to(ROOT)
+    return f"the plan's tables in {intro.name} and {schedule.relative_to(ROOT)}, from {source}"

@@ -65,7 +65,9 @@ def load(config: Path = CONFIG) -> Repository:
     section = (yaml.safe_load(config.read_text(encoding="utf-8")) or {}).get("repository") or {}
     match = re.fullmatch(r"https://github\.com/([\w.-]+/[\w.-]+?)(?:\.git)?/?", str(section.get("url", "")))
     if not match:
-        raise ValueError(f"{config}: repository.url must be https://github.com/OWNER/NAME, not {section.get('url')!r}")
+        raise ValueError(
+            f"{config}: repository.url must be https://github.com/OWNER/NAME, not {section.get('url')!r}"
+        )
     if not section.get("branch"):
         raise ValueError(f"{config}: repository.branch (the release students install) is missing")
     return Repository(match.group(1), str(section["branch"]))
