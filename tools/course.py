@@ -132,7 +132,8 @@ def prepare(master: Path, out: Path, repo: repository.Repository, seed: int | No
         seed: the term's seed; None keeps the public edition's hidden inputs.
 
     Returns:
-        The prepared master, ``out/NAME.ipynb``.
+        The prepared master, ``out/NAME.ipynb``, and beside it the ``requirements.txt`` that
+        its config names.
     """
     nb = nbformat.read(master, as_version=4)
     for cell in nb.cells:
@@ -143,8 +144,12 @@ def prepare(master: Path, out: Path, repo: repository.Repository, seed: int | No
             )
     config = nb.cells[0]
     assert config.source.startswith("# ASSIGNMENT CONFIG"), f"{master.name}: the first cell is Otter's config"
-    config.source += "\nrequirements:\n" + "".join(f"  - {r}\n" for r in _requirements(nb, repo))
+    # a requirements file (not a list in the config), which every Otter release since 3 reads
+    config.source += "\nrequirements: requirements.txt"
     out.mkdir(parents=True, exist_ok=True)
+    (out / "requirements.txt").write_text(
+        "".join(f"{r}\n" for r in _requirements(nb, repo)), encoding="utf-8"
+    )
     nbformat.write(nb, out / master.name)
     return out / master.name
 
@@ -178,7 +183,7 @@ def assign(
     shutil.rmtree(out, ignore_errors=True)
     with tempfile.TemporaryDirectory() as tmp:
         prepared = prepare(master, Path(tmp), repo or repository.load(), seed)
-        result = _otter("assign", str(prepared), str(out))
+        result = _otter("assign", str(prepared), str(out.resolve()), cwd=Path(tmp))
     if result.returncode != 0:
         raise RuntimeError(f"otter assign {master.name} failed:\n{result.stdout}\n{result.stderr}")
     (zip_path,) = (out / "autograder").glob("*.zip")
