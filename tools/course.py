@@ -35,6 +35,7 @@ import time
 from pathlib import Path
 
 import nbformat
+import psutil
 
 from tools import repository
 
@@ -53,7 +54,7 @@ _RNG = re.compile(r"default_rng\((\d+)\)")
 
 def _otter(*args: str, cwd: Path | None = None, timeout: float | None = None) -> subprocess.CompletedProcess:
     # Otter's command line, from the environment that runs this script, in its own process group
-    # so that a timeout ends the notebook's kernel too.
+    # so that a timeout ends it with the notebook's kernel.
     code = "import sys; from otter.cli import cli; sys.exit(cli())"
     with subprocess.Popen(
         [sys.executable, "-c", code, *args],
@@ -66,6 +67,9 @@ def _otter(*args: str, cwd: Path | None = None, timeout: float | None = None) ->
         try:
             stdout, stderr = process.communicate(timeout=timeout)
         except subprocess.TimeoutExpired:
+            # the notebook's kernel runs in a session of its own: end it by its id, then Otter's group
+            for child in psutil.Process(process.pid).children(recursive=True):
+                child.kill()
             os.killpg(process.pid, signal.SIGKILL)
             process.communicate()
             raise
