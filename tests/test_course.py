@@ -831,13 +831,13 @@ def test_a_term_bundle_grades_its_solutions_in_full(tmp_path):
 @pytest.mark.slow
 def test_a_made_up_class_is_graded_by_one_command(built, tmp_path, capsys):
     out, _ = built
-    made = fake_class.make_class(out / "build" / "ch4_attention_analysis", tmp_path / "class", students=20)
+    made = fake_class.make_class(out / "build" / "ch4_attention_analysis", tmp_path / "class", students=7)
     kinds = dict((p.stem, k) for p, k in made)
     assert set(kinds.values()) == set(fake_class.KINDS)
     zip_path = out / "build" / "ch4_attention_analysis-autograder.zip"
-    assert course.main(["grade-all", str(zip_path), str(tmp_path / "class"), "--timeout", "30"]) == 0
+    assert course.main(["grade-all", str(zip_path), str(tmp_path / "class"), "--timeout", "20"]) == 0
     rows = {r["student"]: r for r in csv.DictReader((tmp_path / "class" / "graded" / "scores.csv").open())}
-    assert len(rows) == 20
+    assert len(rows) == 7
     for name, kind in kinds.items():
         score, problem = float(rows[name]["score"]), rows[name]["problem"]
         expected = {
@@ -845,7 +845,7 @@ def test_a_made_up_class_is_graded_by_one_command(built, tmp_path, capsys):
             "partly right": lambda: 0 < score < 10 and not problem,
             "wrong": lambda: score < 10 and not problem,
             "missing function": lambda: score < 10 and not problem,
-            "sleeping": lambda: score == 0 and problem.startswith("stopped after 30 s"),
+            "sleeping": lambda: score == 0 and problem.startswith("stopped after 20 s"),
             "not a notebook": lambda: score == 0 and problem.startswith("not a notebook"),
         }[kind]
         assert expected(), (name, kind, rows[name])
