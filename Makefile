@@ -18,10 +18,15 @@
 #
 #   make student      the student edition: every chapter without its solutions, exercises
 #                     as stubs, into student/ (committed: Colab opens it from GitHub)
-#   make course       the autograded assignments (course/assignments, Otter Grader): the
-#                     autograder zips into _build/course, the student notebooks into
-#                     student/assignments; grade one submission with
-#                     python -m tools.course grade _build/course/NAME-autograder.zip NOTEBOOK
+#   make course       what students may see (student/assignments, student/labs without their
+#                     answers), the plan's tables and course/schedule.csv, the exam's specimen,
+#                     and the public autograder zips in _build/course
+#   make grade AUTOGRADER=_build/course/NAME-autograder.zip SUBMISSIONS=FOLDER [OUT=...]
+#                     grade a class: OUT/scores.csv and one feedback file per student
+#                     (unsandboxed: see the README's "Teaching with the book")
+#   make bundle SEED=N OUT=FOLDER [START=YYYY-MM-DD]
+#                     the private instructor bundle of a term, outside the repository
+#   make grade-rehearsal   grade a made-up class of 20 (_build/rehearsal), timed
 #   make slides       a reveal.js deck per chapter into _build/slides (executes the chapters
 #                     with nbclient, or reuses the book's outputs where the code is unchanged)
 #   make pdf          the whole book as one PDF, _build/pdf/entmax-book.pdf (needs the system
@@ -51,7 +56,7 @@ export JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS ?= 0
 export JAX_PERSISTENT_CACHE_MIN_ENTRY_SIZE_BYTES ?= 0
 
 .DEFAULT_GOAL := help
-.PHONY: help setup book test test-floor lint clean student course slides pdf
+.PHONY: help setup book test test-floor lint clean student course grade bundle grade-rehearsal slides pdf
 
 help:
 	@sed -n '1,/^$$/p' Makefile
@@ -101,6 +106,19 @@ student: $(STAMP)
 
 course: $(STAMP)
 	python -m tools.course
+
+OUT ?=
+grade: $(STAMP)
+	python -m tools.course grade-all "$(AUTOGRADER)" "$(SUBMISSIONS)" $(if $(OUT),--out "$(OUT)")
+
+bundle: $(STAMP)
+	python -m tools.course bundle --seed "$(SEED)" "$(OUT)" $(if $(START),--start "$(START)")
+
+REHEARSAL ?= ch2_gradients
+grade-rehearsal: course
+	rm -rf _build/rehearsal
+	python -m tools.fake_class _build/course/$(REHEARSAL) _build/rehearsal/submissions
+	python -m tools.course grade-all _build/course/$(REHEARSAL)-autograder.zip _build/rehearsal/submissions --out _build/rehearsal/graded --timeout 60
 
 slides: $(STAMP) student
 	python -m tools.slides

@@ -9,14 +9,18 @@ less to a wrong and to a partly right submission, offline, on the latest and the
 
 import ast
 import copy
+import csv
 import json
 import re
 from pathlib import Path
 
 import nbformat
+import numpy as np
 import pytest
+from scipy import stats as scipy_stats
 
-from tools import course, slides, student
+import entmax_lib
+from tools import bundle, course, exam, fake_class, grading, plan, repository, slides, student
 
 ROOT = Path(__file__).resolve().parents[1]
 CHAPTERS = sorted((ROOT / "chapters").glob("*.ipynb"))
@@ -296,8 +300,8 @@ def test_committed_student_assignments_are_what_make_course_writes(built):
 @pytest.mark.parametrize("name", [m.stem for m in MASTERS])
 def test_reference_solutions_get_full_marks(built, name):
     _, zips = built
-    score, max_score = course.grade(zips[name], _solutions(built, name))
-    assert max_score > 0 and score == max_score
+    result = grading.grade(zips[name], _solutions(built, name))
+    assert result.max_score == 10 and result.score == 10 and not result.problem
 
 
 @pytest.mark.slow
@@ -315,8 +319,8 @@ def test_partly_right_submission_gets_part_of_the_marks(built, name, tmp_path):
         (cell,) = [c for c in nb.cells if c.cell_type == "code" and f"def {first}(" in c.source]
         cell.source = stub
 
-    score, max_score = course.grade(built[1][name], _variant(built, name, tmp_path, unsolve))
-    assert 0 < score < max_score
+    result = grading.grade(built[1][name], _variant(built, name, tmp_path, unsolve))
+    assert 0 < result.score < result.max_score
 
 
 @pytest.mark.slow
@@ -329,26 +333,8 @@ def test_wrong_submission_loses_marks(built, name, tmp_path):
         assert cells, f"{name}: the mistake's reference text is not in the solutions"
         cells[0].source = cells[0].source.replace(right, wrong)
 
-    score, max_score = course.grade(built[1][name], _variant(built, name, tmp_path, mistake))
-    assert score < max_score
-
-
-def test_results_are_read_from_otter_json(tmp_path, monkeypatch):
-    # grade() sums the scored entries of Otter's results.json (the "Public Tests" entry has none).
-    results = {
-        "tests": [
-            {"name": "Public Tests", "status": "passed"},
-            {"name": "a", "score": 2, "max_score": 5},
-            {"name": "b", "score": 3, "max_score": 3},
-        ]
-    }
-
-    def fake(*args, cwd=None):
-        Path(args[args.index("-o") + 1], "results.json").write_text(json.dumps(results))
-        return type("R", (), {"returncode": 0, "stdout": "", "stderr": ""})()
-
-    monkeypatch.setattr(course, "_otter", fake)
-    assert course.grade(tmp_path / "x.zip", tmp_path / "x.ipynb") == (5, 8)
+    result = grading.grade(built[1][name], _variant(built, name, tmp_path, mistake))
+    assert result.score < result.max_score
 
 
 # ----------------------------------------------------------------------------------------
@@ -474,3 +460,401 @@ def test_lab_runs_and_its_reference_is_computed_from_the_record(lab, capsys):
     printed = capsys.readouterr().out
     answers = printed[printed.index("Reference answers") :]
     assert re.search(r"^1\. .+$", answers, flags=re.M) and re.search(r"^3\. .+$", answers, flags=re.M)
+
+
+# ----------------------------------------------------------------------------------------
+# Grading: the command line, the feedback, a class (quick tests fake Otter's run)
+# ----------------------------------------------------------------------------------------
+
+TEST_FILE = """from otter.test_files import test_case
+
+OK_FORMAT = False
+
+name = "f"
+points = None
+
+@test_case(points=1, hidden=False)
+def test_public(f):
+    assert f(1) == 2
+
+@test_case(points=2, hidden=True)
+def test_secret_values(f):
+    import numpy as np
+    assert np.isclose(f(0.5), 1.5), "values"
+
+@test_case(points=2, hidden=True)
+def test_secret_shape(f):
+    assert f(2) == 3
+"""
+
+
+def _fake_autograder(path):
+    import zipfile
+
+    with zipfile.ZipFile(path, "w") as archive:
+        archive.writestr("otter_config.json", "{}")
+        archive.writestr("tests/f.py", TEST_FILE)
+    return path
+
+
+def _notebook(path, *sources):
+    nbformat.write(nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(s) for s in sources]), path)
+    return path
+
+
+def _one_line_error(capsys, argv):
+    """Run the command line; it must exit with status 2 and one line on stderr."""
+    try:
+        status = course.main(argv)
+    except SystemExit as stop:  # argparse's usage errors
+        status = stop.code
+    err = capsys.readouterr().err
+    assert status == 2, err
+    assert len(err.strip().splitlines()) == 1 and "Traceback" not in err, err
+    return err
+
+
+def test_grade_without_arguments_says_so_in_one_line(capsys):
+    err = _one_line_error(capsys, ["grade"])
+    assert "AUTOGRADER" in err and "SUBMISSION" in err
+
+
+def test_grade_with_a_zip_that_is_not_an_autograder(tmp_path, capsys):
+    import zipfile
+
+    with zipfile.ZipFile(tmp_path / "notes.zip", "w") as archive:
+        archive.writestr("notes.txt", "hello")
+    notebook = _notebook(tmp_path / "s.ipynb", "def f(x):\n    return x + 1")
+    assert "not an Otter autograder" in _one_line_error(
+        capsys, ["grade", str(tmp_path / "notes.zip"), str(notebook)]
+    )
+    assert "not a zip" in _one_line_error(capsys, ["grade", str(notebook), str(notebook)])
+
+
+def test_grade_with_a_notebook_that_is_not_json(tmp_path, capsys):
+    (tmp_path / "s.ipynb").write_text("print('hello')\n")
+    zip_path = _fake_autograder(tmp_path / "f-autograder.zip")
+    err = _one_line_error(capsys, ["grade", str(zip_path), str(tmp_path / "s.ipynb")])
+    assert "not a notebook" in err and "not JSON" in err
+    assert "no such file" in _one_line_error(capsys, ["grade", str(zip_path), str(tmp_path / "none.ipynb")])
+
+
+def _readme_section():
+    text = (ROOT / "README.md").read_text("utf-8")
+    return text[text.index("## Teaching with the book") : text.index("## Recorded runs")]
+
+
+def test_grading_is_said_to_be_unsandboxed_with_the_safe_ways_that_exist(capsys):
+    import subprocess
+    import sys
+
+    for command in ("grade", "grade-all"):
+        with pytest.raises(SystemExit):
+            course.main([command, "--help"])
+        help_text = " ".join(capsys.readouterr().out.split())
+        assert "unsandboxed" in help_text and "throwaway user" in help_text and "otter grade" in help_text
+    section = _readme_section()
+    assert "unsandboxed" in section
+    # the throwaway user's command is this tool's command line, with arguments it accepts
+    (line,) = [line for line in section.splitlines() if line.startswith("sudo -u grader")]
+    args = line.split("tools.course", 1)[1].split()
+    assert course.parser().parse_args(args).command == "grade-all"
+    # Otter's container grading, as documented, with options that this Otter has
+    (docker,) = re.findall(r"`(otter grade [^`]+)`", section)
+    otter_help = subprocess.run(
+        [sys.executable, "-c", "import sys; from otter.cli import cli; sys.exit(cli())", "grade", "--help"],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    options = [word for word in docker.split() if word.startswith("-")]
+    assert options and all(re.search(rf"(^|[\s,]){re.escape(o)}\b", otter_help) for o in options), options
+    assert docker.split()[0:2] == ["otter", "grade"] and "-p" not in options
+
+
+OTTER_OUTPUT = """f results:
+    f - 2 result:
+        ❌ Test case failed
+        Error at line 12 in test f:
+              assert np.isclose(f(0.5), 1.5), "values"
+        AssertionError: values
+
+    f - 3 result:
+        ❌ Test case failed
+        Error at line 15 in test f:
+              assert f(2) == 3
+        TypeError: unsupported operand type(s) for +: 'NoneType' and 'int'"""
+
+
+def _fake_otter(outcomes):
+    """An Otter run that writes the results of `outcomes[notebook name]`: a score and an output,
+    or "sleep" (the run times out)."""
+    import subprocess
+
+    def run(*args, cwd=None, timeout=None):
+        outcome = outcomes[Path(args[-1]).stem]
+        if outcome == "sleep":
+            raise subprocess.TimeoutExpired(args, timeout)
+        score, output = outcome
+        tests = [
+            {"name": "Public Tests", "output": ""},
+            {"name": "f", "score": score, "max_score": 5, "output": output},
+        ]
+        Path(args[args.index("-o") + 1], "results.json").write_text(json.dumps({"tests": tests}))
+        return subprocess.CompletedProcess(args, 0, "", "")
+
+    return run
+
+
+def test_feedback_names_failed_checks_without_hidden_code(tmp_path, monkeypatch):
+    zip_path = _fake_autograder(tmp_path / "f-autograder.zip")
+    monkeypatch.setattr(course, "_otter", _fake_otter({"s": (1, OTTER_OUTPUT)}))
+    result = grading.grade(zip_path, _notebook(tmp_path / "s.ipynb", "def f(x):\n    return x + 1"))
+    assert (result.score, result.max_score) == (1, 5)
+    assert [c.passed for c in result.checks] == [True, False, False]
+    text = grading.feedback(result)
+    assert "s.ipynb: 1 / 5" in text and "public check test_public (1 pt): passed" in text
+    assert "hidden check test_secret_values (2 pt): FAILED: wrong result" in text and ": values" in text
+    assert "TypeError: unsupported operand" in text and "still the `...` stub" in text
+    assert "assert" not in text and "np.isclose" not in text and "f(2) == 3" not in text
+    assert not result.notes
+    # a report that does not match Otter's score (another Otter's format) is said to be so
+    monkeypatch.setattr(course, "_otter", _fake_otter({"s": (0, "f results: something else")}))
+    result = grading.grade(zip_path, tmp_path / "s.ipynb")
+    assert result.score == 0 and "did not match" in grading.feedback(result)
+
+
+def test_a_function_never_defined_is_named(tmp_path, monkeypatch):
+    zip_path = _fake_autograder(tmp_path / "f-autograder.zip")
+    output = OTTER_OUTPUT.replace("f - 2", "f - 1").replace("'NoneType' and 'int'", "x")
+    monkeypatch.setattr(course, "_otter", _fake_otter({"s": (0, output)}))
+    result = grading.grade(zip_path, _notebook(tmp_path / "s.ipynb", "def my_f(x):\n    return x + 1"))
+    assert all("`f` is never defined in the notebook" in c.reason for c in result.checks)
+    assert grading.defined_names(
+        {"cells": [{"cell_type": "code", "source": "%pip install x\nfrom a import f"}]}
+    ) == {"f"}
+    assert grading.defined_names({"cells": [{"cell_type": "code", "source": "def f(:"}]}) is None
+
+
+def test_grade_all_writes_scores_and_one_feedback_file_per_student(tmp_path, monkeypatch):
+    zip_path = _fake_autograder(tmp_path / "f-autograder.zip")
+    folder = tmp_path / "submissions"
+    folder.mkdir()
+    for name in ("ann", "bob", "cat"):
+        _notebook(folder / f"{name}.ipynb", "def f(x):\n    return x + 1")
+    (folder / "dan.ipynb").write_text("not json")
+    monkeypatch.setattr(
+        course, "_otter", _fake_otter({"ann": (5, ""), "bob": (1, OTTER_OUTPUT), "cat": "sleep"})
+    )
+    results = grading.grade_all(zip_path, folder, tmp_path / "out", timeout=7)
+    rows = list(csv.DictReader((tmp_path / "out" / "scores.csv").open()))
+    assert [r["student"] for r in rows] == ["ann", "bob", "cat", "dan"]
+    assert [(r["score"], r["f"]) for r in rows] == [("5", "5"), ("1", "1"), ("0", "0"), ("0", "0")]
+    assert rows[2]["problem"].startswith("stopped after 7 s") and rows[3]["problem"].startswith(
+        "not a notebook"
+    )
+    feedback = {p.stem: p.read_text() for p in (tmp_path / "out" / "feedback").glob("*.txt")}
+    assert sorted(feedback) == ["ann", "bob", "cat", "dan"]
+    assert "Not graded: not a notebook: not JSON" in feedback["dan"] and feedback["ann"].count("passed") == 3
+    assert "2 of 4 graded" in grading.summary(results, tmp_path / "out")
+    with pytest.raises(grading.GradingError, match="holds no"):
+        grading.grade_all(zip_path, tmp_path / "out", tmp_path / "out2")
+
+
+# ----------------------------------------------------------------------------------------
+# One term: the repository and release, the hidden inputs per seed, the bundle
+# ----------------------------------------------------------------------------------------
+
+FORK = repository.Repository("a-university/sparse-attention-2027", "term-2027")
+
+
+def test_repository_and_release_come_from_config_yml(tmp_path):
+    repo = repository.load()
+    assert repo.name == "entmax-book/entmax-book" and repo.release == "main"
+    config = tmp_path / "_config.yml"
+    config.write_text(
+        "repository:\n  url: https://github.com/a-university/sparse-attention-2027\n  branch: term-2027\n"
+    )
+    assert repository.load(config) == FORK
+    config.write_text("repository:\n  url: https://gitlab.com/x/y\n  branch: main\n")
+    with pytest.raises(ValueError, match="repository.url"):
+        repository.load(config)
+
+
+@pytest.mark.parametrize("master", MASTERS, ids=lambda p: p.stem)
+def test_prepared_master_names_the_release_and_what_the_grader_installs(master, tmp_path):
+    prepared = _read(course.prepare(master, tmp_path, FORK))
+    text = "\n".join(c.source for c in prepared.cells)
+    assert "{{" not in text and "entmax-book/entmax-book" not in text
+    assert f"raw.githubusercontent.com/{FORK.name}/term-2027/student/assignments/{master.stem}/tests" in text
+    assert (
+        FORK.colab_url(f"student/assignments/{master.stem}/{master.stem}.ipynb") in prepared.cells[1].source
+    )
+    # Otter's requirements (Gradescope's environment) cover every package the notebook imports
+    assert "requirements: requirements.txt" in prepared.cells[0].source
+    config = (tmp_path / "requirements.txt").read_text()
+    imported = {m.split(".")[0] for m in re.findall(r"^\s*(?:from|import)\s+([\w.]+)", text, flags=re.M)}
+    for module in imported & {"numpy", "scipy", "jax", "entmax_lib"}:
+        assert re.search(rf"^{module}\b", config, flags=re.M), (module, config)
+    if "entmax_lib" in imported:
+        assert f"entmax_lib @ git+https://github.com/{FORK.name}.git@term-2027" in config
+
+
+@pytest.mark.parametrize("master", MASTERS, ids=lambda p: p.stem)
+def test_a_term_seed_draws_new_hidden_inputs_and_keeps_the_public_tests(master, tmp_path):
+    def tests(seed, out):
+        return [
+            (h, s)
+            for q in _questions(course.prepare(master, tmp_path / out, FORK, seed)).values()
+            for h, s in q[1]
+        ]
+
+    public, term, other = tests(None, "a"), tests(2027, "b"), tests(2028, "c")
+    assert [s for h, s in public if not h] == [s for h, s in term if not h]
+    seeded = [s for h, s in public if h and "default_rng(" in s]
+    assert seeded, "a hidden test with random inputs"
+    changed = [(a, b, c) for (_, a), (_, b), (_, c) in zip(public, term, other, strict=True) if a != b]
+    assert len(changed) == len(seeded) and all(b != c for _, b, c in changed)
+
+
+def test_every_assignment_is_worth_its_weight():
+    weights = {part["part"]: part for part in plan.load()["grading"]}
+    for master in MASTERS:
+        points = sum(
+            int(re.search(r"points:\s*(\d+)", source).group(1))
+            for _, tests in _questions(master).values()
+            for _, source in tests
+        )
+        assert points == weights["Assignments 1–5"]["each"] == 10, master.name
+    assert weights["Assignments 1–5"]["weight"] == 10 * len(MASTERS)
+
+
+def test_intro_and_schedule_are_made_from_the_plan():
+    current = plan.load()
+    intro = (ROOT / "intro.md").read_text("utf-8")
+    assert plan.intro_text(current, intro) == intro, (
+        "run `make course`: intro.md's tables differ from course/plan.json"
+    )
+    schedule = (ROOT / "course" / "schedule.csv").read_text("utf-8")
+    assert schedule == plan.csv_text(plan.dated(current, None)), "run `make course`: course/schedule.csv"
+    weeks = [m["week"] for m in current["meetings"] if m["meeting"] in ("Lecture", "Lab")]
+    assert (
+        weeks.count(3) == 2 and sum("Assignment 3 handed out" in m["what"] for m in current["meetings"]) == 1
+    )
+    for week in range(1, 6):  # one chapter a week
+        lecture = next(m for m in current["meetings"] if m["week"] == week and m["meeting"] == "Lecture")
+        assert re.findall(r"Chapter (\d)", lecture["what"]) == [str(week)], lecture
+
+
+def test_dated_schedule_and_calendar():
+    rows = plan.dated(plan.load(), "2027-01-11")
+    first_lab = next(r for r in rows if r["meeting"] == "Lab")
+    assert (first_lab["week"], first_lab["date"], first_lab["start"]) == ("1", "2027-01-14", "14:00")
+    ics = plan.icalendar(rows)
+    assert ics.startswith("BEGIN:VCALENDAR\r\n") and ics.endswith("END:VCALENDAR\r\n")
+    assert ics.count("BEGIN:VEVENT") == sum(bool(r["date"]) for r in rows) > 10
+    assert "DTSTART:20270114T140000" in ics and "DTEND:20270114T153000" in ics
+    with pytest.raises(plan.PlanError, match="Monday"):
+        plan.dated(plan.load(), "2027-01-12")
+    with pytest.raises(plan.PlanError, match="not a date"):
+        plan.dated(plan.load(), "next monday")
+
+
+@pytest.mark.parametrize("lab", LABS, ids=lambda p: p.stem)
+def test_student_lab_is_committed_without_its_answers(lab):
+    student_nb, key = course.split_lab(lab, repository.load())
+    committed = ROOT / "student" / "labs" / lab.name
+    cells = lambda nb: [(c.cell_type, c.source) for c in nb.cells]
+    assert cells(_read(committed)) == cells(student_nb), "run `make course` and commit student/labs"
+    text = "\n".join(c.source for c in student_nb.cells)
+    assert "## Reference" not in text and "Reference answers" not in text and "{{" not in text
+    assert not any("reference" in c.metadata.get("tags", []) for c in student_nb.cells)
+    assert repository.load().colab_url(f"student/labs/{lab.name}") in student_nb.cells[0].source
+    assert "Reference answers" in "\n".join(c.source for c in key.cells)
+    assert re.search(r"90 minutes.*Part A.*Part B.*Part C", student_nb.cells[0].source, flags=re.S)
+
+
+def test_exam_paper_numbers_come_from_the_seed_and_the_specimen_has_no_key():
+    a, b = exam.paper(course.term_seed(2027, "exam")), exam.paper(course.term_seed(2028, "exam"))
+    assert sum(q.points for q in a) == 20 and [q.text for q in a] != [q.text for q in b]
+    specimen = (ROOT / "course" / "exam" / "specimen.md").read_text("utf-8")
+    assert specimen == exam.specimen(), "run `make course`: course/exam/specimen.md"
+    assert "Key" not in specimen and all(q.key not in specimen for q in exam.paper(0))
+    key = exam.markdown(a, "k", with_key=True)
+    assert key.count("> **Key.**") == len(a) == len(exam.QUESTIONS)
+
+
+def test_exam_keys_are_right():
+    seeds = [int(s) for s in np.random.default_rng(5).integers(2**32, size=8)]
+    questions = [exam.sparsemax_by_hand(np.random.default_rng(seed)) for seed in seeds]
+    z = np.array(
+        [[float(v) for v in re.search(r"z = \(([^)]*)\)", q.text).group(1).split(",")] for q in questions]
+    )
+    p = np.array(
+        [[float(v) for v in re.search(r"\$p = \(([^)]*)\)", q.key).group(1).split(",")] for q in questions]
+    )
+    assert np.allclose(p, np.asarray(entmax_lib.sparsemax(z.astype(np.float32))), atol=2e-4)
+    for seed in seeds:
+        q = exam.paired_claims(np.random.default_rng(seed))
+        a, b = (np.array(v.split(", "), float) for v in re.findall(r": \(([^)]*)\)", q.text)[:2])
+        low, high = map(float, re.search(r"interval \[([-\d.]+), ([-\d.]+)\]", q.key).groups())
+        half = scipy_stats.t.ppf(0.975, len(a) - 1) * np.std(a - b, ddof=1) / np.sqrt(len(a))
+        assert np.allclose([low, high], [np.mean(a - b) - half, np.mean(a - b) + half], atol=1e-4)
+
+
+def test_bundle_refuses_the_repository_and_a_used_folder(tmp_path):
+    with pytest.raises(bundle.BundleError, match="inside the repository"):
+        bundle.make(ROOT / "_build" / "bundle", seed=1)
+    (tmp_path / "old").mkdir()
+    (tmp_path / "old" / "x").write_text("")
+    with pytest.raises(bundle.BundleError, match="not empty"):
+        bundle.make(tmp_path / "old", seed=1)
+    with pytest.raises(plan.PlanError, match="Monday"):
+        bundle.make(tmp_path / "new", seed=1, start="2027-01-13")
+
+
+@pytest.mark.slow
+def test_a_term_bundle_grades_its_solutions_in_full(tmp_path):
+    out = tmp_path / "bundle"
+    bundle.make(out, seed=2027, start="2027-01-11", repo=FORK)
+    names = [m.stem for m in MASTERS]
+    assert sorted(p.stem for p in (out / "assignments").glob("*.ipynb")) == names
+    assert sorted((out / "labs").iterdir()) == [out / "labs" / f"{lab.stem}-key.ipynb" for lab in LABS]
+    assert (out / "exam" / "key.md").exists() and (out / "schedule.ics").exists()
+    for name in names:
+        result = grading.grade(
+            out / "autograders" / f"{name}-autograder.zip", out / "assignments" / f"{name}.ipynb"
+        )
+        assert result.score == result.max_score == 10, grading.feedback(result)
+
+
+@pytest.mark.slow
+def test_a_made_up_class_is_graded_by_one_command(built, tmp_path, capsys):
+    out, _ = built
+    made = fake_class.make_class(out / "build" / "ch4_attention_analysis", tmp_path / "class", students=7)
+    kinds = dict((p.stem, k) for p, k in made)
+    assert set(kinds.values()) == set(fake_class.KINDS)
+    zip_path = out / "build" / "ch4_attention_analysis-autograder.zip"
+    assert course.main(["grade-all", str(zip_path), str(tmp_path / "class"), "--timeout", "20"]) == 0
+    rows = {r["student"]: r for r in csv.DictReader((tmp_path / "class" / "graded" / "scores.csv").open())}
+    assert len(rows) == 7
+    for name, kind in kinds.items():
+        score, problem = float(rows[name]["score"]), rows[name]["problem"]
+        expected = {
+            "right": lambda: score == 10 and not problem,
+            "partly right": lambda: 0 < score < 10 and not problem,
+            "wrong": lambda: score < 10 and not problem,
+            "missing function": lambda: score < 10 and not problem,
+            "sleeping": lambda: score == 0 and problem.startswith("stopped after 20 s"),
+            "not a notebook": lambda: score == 0 and problem.startswith("not a notebook"),
+        }[kind]
+        assert expected(), (name, kind, rows[name])
+    missing = next(s for s, k in kinds.items() if k == "missing function")
+    assert "is never defined" in (tmp_path / "class" / "graded" / "feedback" / f"{missing}.txt").read_text()
+
+
+@pytest.mark.parametrize("module", [repository, course, exam, grading, plan], ids=lambda m: m.__name__)
+def test_examples_in_the_course_tools_run(module):
+    import doctest
+
+    assert doctest.testmod(module).failed == 0

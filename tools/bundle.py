@@ -1,0 +1,107 @@
+"""The private instructor bundle of one term: ``python -m tools.course bundle --seed SEED OUT``.
+
+Everything a lecturer grades with, and nothing that belongs in the public repository, in one
+folder outside it:
+
+- ``assignments/NAME.ipynb``: the solutions notebooks;
+- ``autograders/NAME-autograder.zip``: the graders, with the hidden tests, their random inputs
+  drawn afresh from the term's seed, so that last term's outputs do not answer this term's
+  tests (local grading, or Gradescope: each zip lists the packages its assignment imports);
+- ``student/NAME/``: the student notebooks and public tests (the same as ``student/assignments``);
+- ``labs/NAME-key.ipynb``: each lab with its reference part (the answer key);
+- ``exam/paper.md`` and ``exam/key.md``: the term's exam and its key;
+- ``rubrics/``, ``project/``: the lab and project rubrics and the mini-project brief;
+- ``schedule.csv`` (and ``schedule.ics`` with ``--start``): the plan with the term's dates;
+- ``README.md``: how to grade, and the seed to keep.
+"""
+
+from __future__ import annotations
+
+import shutil
+import tempfile
+from pathlib import Path
+
+from tools import course, exam, plan, repository
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+class BundleError(ValueError):
+    """A bundle that must not be written there (a one-line message)."""
+
+
+README = """# Instructor bundle, term seed {seed}
+
+Keep this folder private: it holds the solutions, the hidden tests and the keys. The seed
+{seed} makes it again (`python -m tools.course bundle --seed {seed} OUT`); a new term takes a new
+seed, so that the hidden tests draw new inputs.
+
+Students open the public notebooks of {repo} at `{release}` (the `repository` section of the
+book's `_config.yml`): the assignments in `student/assignments/`, the labs in `student/labs/`.
+
+Grade a class, offline, from the repository's root:
+
+    python -m tools.course grade-all {bundle}/autograders/NAME-autograder.zip SUBMISSIONS/ --out GRADED/
+
+It writes `GRADED/scores.csv` and one feedback file per student (`GRADED/feedback/`), which names
+each failed check and its error without quoting the hidden test. The notebooks' code runs as you,
+unsandboxed: for submissions you do not trust, see the README's "Teaching with the book".
+On Gradescope, upload `autograders/NAME-autograder.zip` as the assignment's autograder.
+
+Labs are graded with `rubrics/lab.md` against `labs/NAME-key.ipynb` (run it: its last part computes
+the reference answers from the recorded runs). The exam's key is `exam/key.md`; the mini-project
+is graded with `rubrics/project.md`.
+"""
+
+
+def make(out: Path, seed: int, start: str | None = None, repo: repository.Repository | None = None) -> str:
+    """Write the instructor bundle of one term.
+
+    Args:
+        out: the bundle's folder: outside the repository, and new or empty.
+        seed: the term's secret seed (hidden tests' inputs, the exam's numbers).
+        start: the Monday of week 1 (``YYYY-MM-DD``) to date the schedule, or None.
+        repo: the repository and release (default: ``_config.yml``'s).
+
+    Returns:
+        A line saying what was written where.
+
+    Raises:
+        BundleError: ``out`` is inside the repository, or not empty.
+    """
+    out = out.resolve()
+    if out == ROOT or ROOT in out.parents:
+        raise BundleError(
+            f"{out} is inside the repository; the bundle must live outside it (it holds the keys)"
+        )
+    if out.exists() and any(out.iterdir()):
+        raise BundleError(f"{out} is not empty; give a new folder")
+    rows = plan.dated(plan.load(), start)  # a bad date stops here, before the slow part
+    repo = repo or repository.load()
+    with tempfile.TemporaryDirectory() as tmp:
+        zips = course.build(Path(tmp), student=out / "student", student_labs=None, repo=repo, seed=seed)
+        for name, zip_path in zips.items():
+            (out / "autograders").mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(zip_path, out / "autograders" / zip_path.name)
+            (out / "assignments").mkdir(exist_ok=True)
+            shutil.copyfile(
+                Path(tmp) / name / "autograder" / f"{name}.ipynb", out / "assignments" / f"{name}.ipynb"
+            )
+    for lab in course.labs():
+        course.write_notebook(course.split_lab(lab, repo)[1], out / "labs" / f"{lab.stem}-key.ipynb")
+    questions = exam.paper(course.term_seed(seed, "exam"))
+    (out / "exam").mkdir()
+    (out / "exam" / "paper.md").write_text(
+        exam.markdown(questions, "The written exam", False), encoding="utf-8"
+    )
+    (out / "exam" / "key.md").write_text(
+        exam.markdown(questions, "The written exam: key", True), encoding="utf-8"
+    )
+    for folder in ("rubrics", "project"):
+        shutil.copytree(ROOT / "course" / folder, out / folder)
+    (out / "schedule.csv").write_text(plan.csv_text(rows), encoding="utf-8")
+    if start:
+        (out / "schedule.ics").write_text(plan.icalendar(rows), encoding="utf-8", newline="")
+    readme = README.format(seed=seed, repo=repo.name, release=repo.release, bundle=out)
+    (out / "README.md").write_text(readme, encoding="utf-8")
+    return f"the instructor bundle of term seed {seed}: {out} (keep it private)"

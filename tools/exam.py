@@ -1,0 +1,229 @@
+"""The written exam: 90 minutes, 20 points, its numbers drawn for each term and its key computed.
+
+Each question is a function of a random generator that returns its points, its text and its
+key; the numbers in a question come from the generator, so each term's paper (seeded by the
+instructor's secret term seed, :func:`tools.course.term_seed`) has its own answers, and the key
+exists only in the private bundle. ``course/exam/specimen.md`` is a paper drawn from a public seed,
+without its key, so that students see the format.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import NamedTuple
+
+import numpy as np
+from scipy import stats as scipy_stats
+
+from entmax_book import stats
+
+ROOT = Path(__file__).resolve().parents[1]
+SPECIMEN = ROOT / "course" / "exam" / "specimen.md"
+
+
+class Question(NamedTuple):
+    """One exam question: its points, its text (Markdown) and its key (Markdown)."""
+
+    points: int
+    text: str
+    key: str
+
+
+def _vector(values, digits=3) -> str:
+    return "(" + ", ".join(f"{v:.{digits}g}" if digits else f"{v:g}" for v in values) + ")"
+
+
+def sparsemax_by_hand(rng: np.random.Generator) -> Question:
+    """Sparsemax of four scores: the support, the threshold, the probabilities (Chapter 1)."""
+    z = np.round(rng.uniform(-1, 1.5, size=4), 1)
+    z[rng.integers(4)] = np.round(z.max() + rng.choice([0.2, 0.4, 0.6]), 1)  # a clear top score
+    ordered = np.sort(z)[::-1]  # Chapter 1's sort-based threshold
+    k = int(np.sum(1 + np.arange(1, 5) * ordered > np.cumsum(ordered)))
+    tau = (ordered[:k].sum() - 1) / k
+    p = np.clip(z - tau, 0, None)
+    support = p > 0
+    text = (
+        f"For the scores $z = {_vector(z, 0)}$, compute $\\mathrm{{sparsemax}}(z)$ by hand: sort the "
+        "scores, find the support size $k$, the threshold $\\tau$, and the probabilities. Which tokens get "
+        "exactly zero, and why does softmax never give a zero?"
+    )
+    key = (
+        f"Support size $k = {support.sum()}$, $\\tau = {tau:.4f}$, $p = {_vector(np.round(p, 4), 4)}$. "
+        "Zero for every $z_i \\le \\tau$. Softmax's $e^{z_i} > 0$ for every finite score. "
+        "(1 pt support, 1 pt τ, 1 pt p, 1 pt why)"
+    )
+    return Question(4, text, key)
+
+
+def saturation(rng: np.random.Generator) -> Question:
+    """When α-entmax puts all the weight on one of two tokens (Chapter 1, saturation)."""
+    alpha = float(rng.choice([1.25, 1.5, 2.0, 3.0]))
+    gap = float(np.round(1 / (alpha - 1) * rng.choice([0.6, 0.8, 1.2, 1.5]), 2))
+    text = (
+        f"Two scores $z = (t, 0)$, $t > 0$, and $\\alpha = {alpha:g}$. For which $t$ is "
+        f"$\\alpha\\text{{-entmax}}(z) = (1, 0)$ exactly? Is it the case for $t = {gap:g}$?"
+    )
+    bound = 1 / (alpha - 1)
+    key = (
+        f"For $t \\ge 1/(\\alpha - 1) = {bound:.4g}$ (the second token is zero once "
+        f"$(\\alpha-1)\\,t \\ge 1$). At $t = {gap:g}$: {'yes' if gap >= bound else 'no'}. "
+        "(2 pts the bound with its derivation, 1 pt the case)"
+    )
+    return Question(3, text, key)
+
+
+def jacobian(rng: np.random.Generator) -> Question:
+    """The Jacobian of α-entmax at a sparse point (Chapter 2)."""
+    alpha = float(rng.choice([1.5, 2.0]))
+    p = np.zeros(4)
+    p[rng.choice(4, size=3, replace=False)] = np.round(rng.dirichlet(np.ones(3) * 3), 2)
+    p[np.flatnonzero(p)[-1]] += 1 - p.sum()
+    s = np.where(p > 0, p ** (2 - alpha), 0.0)
+    J = np.diag(s) - np.outer(s, s) / s.sum()
+    rows = " \\\\ ".join(" & ".join(f"{v:.3f}" for v in row) for row in J)
+    text = (
+        f"At $p = \\alpha\\text{{-entmax}}(z) = {_vector(p, 2)}$ with $\\alpha = {alpha:g}$, write the "
+        "Jacobian $\\partial p / \\partial z$ in closed form and evaluate it. What are its row sums, and "
+        "why are the row and the column of a token outside the support zero?"
+    )
+    key = (
+        f"$J = \\mathrm{{diag}}(s) - s s^\\top / \\sum_j s_j$ with $s_i = p_i^{{2-\\alpha}}$ on the support, "
+        f"0 off it: $J = \\begin{{pmatrix}} {rows} \\end{{pmatrix}}$. Row sums 0 "
+        "(p stays on the simplex); "
+        "a token outside the support stays at 0 for small changes of z. "
+        "(1 pt formula, 2 pts values, 1 pt why)"
+    )
+    return Question(4, text, key)
+
+
+def dilution(rng: np.random.Generator) -> Question:
+    """How softmax's attention on the informative tokens shrinks with the length (Chapter 4)."""
+    K, s = int(rng.choice([1, 2, 4])), float(rng.choice([1.0, 1.5, 2.0, 2.5]))
+    L, target = int(rng.choice([16, 32, 64])), float(rng.choice([0.25, 0.5]))
+    mass = K * np.exp(s) / (K * np.exp(s) + L - K)
+    first = K + 1
+    while K * np.exp(s) / (K * np.exp(s) + first - K) >= target:
+        first += 1
+    text = (
+        f"A sequence of $L$ tokens has $K = {K}$ informative tokens with score $s = {s:g}$ and $L - K$ "
+        f"distractors with score 0. What attention mass does softmax put "
+        f"on the informative tokens at "
+        f"$L = {L}$? From which $L$ on is it below {target:g}? "
+        "What does sparsemax put on them when $s \\ge 1$?"
+    )
+    key = (
+        f"$K e^s / (K e^s + L - K) = {mass:.4f}$; below {target:g} from $L = {first}$ on; sparsemax puts all "
+        "of it (1) on them: a distractor's score is at least 1 below, so it falls under the threshold. "
+        "(1 pt each)"
+    )
+    return Question(3, text, key)
+
+
+def paired_claims(rng: np.random.Generator) -> Question:
+    """A paired interval over seeds, Holm's correction, 'not shown' is not 'equal' (Chapters 4, 5)."""
+    n = 5
+    base = np.round(rng.uniform(0.6, 0.8, size=n), 3)
+    a = np.round(base + rng.normal(float(rng.choice([0.005, 0.02, 0.04])), 0.01, size=n), 3)
+    c = stats.paired("A beats B", "exam", a, base)
+    others = np.round([rng.uniform(0.015, 0.024), rng.uniform(0.026, 0.12)], 3)
+    adjusted = stats.holm([c.p, *others])
+    t = scipy_stats.t.ppf(0.975, n - 1)
+    text = (
+        f"Models A and B were trained with the same {n} seeds. Accuracy of A: {_vector(a, 3)}; of B: "
+        f"{_vector(base, 3)}. (a) Compute the per-seed differences, their mean and the 95 % t-interval "
+        f"($t_{{0.975,{n - 1}}} = {t:.3f}$). (b) This comparison (claim 1) has the uncorrected p-value "
+        f"{c.p:.2g} and is tested together with claims 2 and 3, whose p-values are {others[0]:g} and "
+        f"{others[1]:g}. "
+        "Which claims hold at the 0.05 level after Holm's correction? (c) A colleague reads a claim that "
+        "is not shown as 'the two models are equal'. What would you answer?"
+    )
+    held = ", ".join(f"claim {i + 1}" for i, p in enumerate(adjusted) if p < 0.05) or "none"
+    key = (
+        f"(a) differences {_vector(np.round(a - base, 3), 3)}, mean {c.mean:.4f}, interval "
+        f"[{c.low:.4f}, {c.high:.4f}] (1 pt). (b) Holm-adjusted p of claims 1–3: "
+        f"{_vector(adjusted, 2)}; hold: {held} (2 pts). (c) Not shown only means the interval contains "
+        "0; it also contains differences that matter; more seeds narrow it (1 pt)."
+    )
+    return Question(4, text, key)
+
+
+def concepts(rng: np.random.Generator) -> Question:
+    """Two short explanations (Chapters 2 and 3); the order of the pair is drawn."""
+    pair = [
+        (
+            "Why does a masked key get exactly zero weight under α-entmax, and why must the mask use "
+            "−∞ (or a dedicated mask argument) rather than a large "
+            "negative number?",
+            "its score falls below the threshold τ; a finite score could still enter the support "
+            "(§3 masking)",
+        ),
+        (
+            "Why can α be learned by gradient descent, although the support of α-entmax changes with α?",
+            "the map is continuous in α and differentiable almost everywhere; "
+            "Proposition 1 gives ∂p/∂α (§2.4)",
+        ),
+    ]
+    pair = [pair[i] for i in rng.permutation(2)]
+    text = " ".join(f"({'ab'[i]}) {q}" for i, (q, _) in enumerate(pair))
+    key = " ".join(f"({'ab'[i]}) {k}." for i, (_, k) in enumerate(pair)) + " (1 pt each)"
+    return Question(2, text, key)
+
+
+QUESTIONS: list[Callable[[np.random.Generator], Question]] = [
+    sparsemax_by_hand,
+    saturation,
+    jacobian,
+    dilution,
+    paired_claims,
+    concepts,
+]
+
+
+def paper(seed: int) -> list[Question]:
+    """One paper: every question with its numbers drawn from ``seed``.
+
+    Args:
+        seed: the generator's seed (for a term: ``term_seed(term, "exam")``).
+
+    Returns:
+        The questions in order; their points add up to 20.
+
+    Example:
+        >>> sum(q.points for q in paper(0))
+        20
+    """
+    rng = np.random.default_rng(seed)
+    return [make(rng) for make in QUESTIONS]
+
+
+def markdown(questions: list[Question], title: str, with_key: bool) -> str:
+    """A paper (or its key) as Markdown.
+
+    Args:
+        questions: from :func:`paper`.
+        title: the first heading.
+        with_key: add each question's key under it.
+
+    Returns:
+        The Markdown text.
+    """
+    total = sum(q.points for q in questions)
+    lines = [f"# {title}", "", f"90 minutes, {total} points, no notes; a calculator is allowed.", ""]
+    for i, q in enumerate(questions, start=1):
+        lines += [f"**Question {i}** ({q.points} points). {q.text}", ""]
+        if with_key:
+            lines += [f"> **Key.** {q.key}", ""]
+    return "\n".join(lines)
+
+
+def specimen() -> str:
+    """The specimen paper of ``course/exam/specimen.md``: the format, from a public seed, no key."""
+    note = (
+        "*A specimen: the format of the written exam. Each term's paper has its own "
+        "numbers, drawn from "
+        "the instructor's term seed; its key is in the instructor's private bundle. "
+        "Generated by `make course`.*"
+    )
+    text = markdown(paper(0), "The written exam (specimen)", with_key=False)
+    return text.replace("\n\n", f"\n\n{note}\n\n", 1)

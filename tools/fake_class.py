@@ -1,0 +1,111 @@
+"""A made-up class of submissions, to rehearse grading (``make grade-rehearsal``) and to test it.
+
+``python -m tools.fake_class ASSIGNMENT_BUILD OUT [--students 20]`` writes ``OUT/student-NN.ipynb``
+from one assignment's Otter output (``_build/course/NAME``: its solutions and its student
+notebook): a mix of right, partly right (one function left as the stub), wrong (a function's
+result perturbed), sleeping (a cell that never ends), not-a-notebook and missing-function
+(a function renamed) submissions. The kind of each is in ``OUT/kinds.csv``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import copy
+import csv
+import re
+import sys
+from pathlib import Path
+
+import nbformat
+
+# The mix of a class of 20 (6 right, 4 partly right, 4 wrong, 2 of each problem), every kind
+# among the first six; repeated for a larger class.
+KINDS = ("right", "partly right", "wrong", "sleeping", "not a notebook", "missing function") * 2 + (
+    "right", "partly right", "wrong", "right", "partly right", "wrong", "right", "right",
+)  # fmt: skip
+
+
+def _defining(nb, name: str):
+    return next(c for c in nb.cells if c.cell_type == "code" and re.search(rf"^def {name}\(", c.source, re.M))
+
+
+def submission(kind: str, solutions, stubs, questions: list[str], i: int):
+    """One made-up submission of a kind.
+
+    Args:
+        kind: one of :data:`KINDS`.
+        solutions: the assignment's solutions notebook.
+        stubs: its student notebook (the functions as ``...``).
+        questions: the names of the functions to write, in order.
+        i: the student's number (which function a partial or wrong submission gets wrong).
+
+    Returns:
+        The notebook, or the text of a file that is not one.
+    """
+    if kind == "not a notebook":
+        return "I could not get Jupyter to save, so here is my code:\n\ndef f(z): return z\n"
+    nb = copy.deepcopy(solutions)
+    name = questions[i % len(questions)]
+    cell = _defining(nb, name)
+    if kind == "partly right":
+        cell.source = _defining(stubs, name).source
+    elif kind == "wrong":  # every return of the function, off by a little
+        body = cell.source.split(f"def {name}(", 1)
+        body[1] = re.sub(r"^(\s+)return (.+)$", r"\1return _off(\2)", body[1], flags=re.M)
+        helper = (
+            "def _off(x):\n"
+            "    return tuple(_off(v) for v in x) if isinstance(x, tuple) else x * 1.01 + 0.01\n\n\n"
+        )
+        cell.source = body[0] + helper + f"def {name}(" + body[1]
+    elif kind == "sleeping":
+        nb.cells.insert(
+            nb.cells.index(cell) + 1, nbformat.v4.new_code_cell("import time\n\ntime.sleep(10**6)")
+        )
+    elif kind == "missing function":
+        cell.source = cell.source.replace(f"def {name}(", f"def my_{name}(")
+    return nb
+
+
+def make_class(build: Path, out: Path, students: int = 20) -> list[tuple[Path, str]]:
+    """Write a made-up class of submissions of one assignment.
+
+    Args:
+        build: the assignment's Otter output, ``_build/course/NAME``.
+        out: the folder for the submissions (created).
+        students: how many.
+
+    Returns:
+        ``(path, kind)`` per student; also written to ``out/kinds.csv``.
+    """
+    from tools import grading
+
+    name = build.name
+    solutions = nbformat.read(build / "autograder" / f"{name}.ipynb", as_version=4)
+    stubs = nbformat.read(build / "student" / f"{name}.ipynb", as_version=4)
+    questions = list(grading.read_autograder(build.parent / f"{name}-autograder.zip"))
+    out.mkdir(parents=True, exist_ok=True)
+    made = []
+    for i in range(students):
+        kind = KINDS[i % len(KINDS)]
+        path = out / f"student-{i + 1:02d}.ipynb"
+        nb = submission(kind, solutions, stubs, questions, i)
+        path.write_text(nb if isinstance(nb, str) else nbformat.writes(nb), encoding="utf-8")
+        made.append((path, kind))
+    with open(out / "kinds.csv", "w", newline="", encoding="utf-8") as f:
+        csv.writer(f).writerows([("student", "kind"), *((p.stem, k) for p, k in made)])
+    return made
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Command line: ``python -m tools.fake_class ASSIGNMENT_BUILD OUT [--students N]``."""
+    parser = argparse.ArgumentParser(prog="python -m tools.fake_class", description=__doc__.split("\n\n")[0])
+    parser.add_argument("build", type=Path, help="the assignment's Otter output, _build/course/NAME")
+    parser.add_argument("out", type=Path, help="the folder for the submissions")
+    parser.add_argument("--students", type=int, default=20)
+    args = parser.parse_args(argv)
+    made = make_class(args.build, args.out, args.students)
+    print(f"{len(made)} submissions in {args.out}, their kinds in {args.out / 'kinds.csv'}")
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])
