@@ -430,7 +430,7 @@ RECORDED = {  # what the training cell returns, taken from the recorded run inst
     "        if key.endswith('_per_seed') and np.ndim(result[v][key]) == 2:\n"
     "            result[v][key] = [row[index : index + 1] for row in result[v][key][:3]]\n"
     "table(result)",
-    "ch5_lab": 'history = record.load(translation_record.EXPERIMENT, "alpha_entmax_seed0")\n'
+    "ch5_lab": 'history = record.load(runs.EXPERIMENT, "alpha_entmax_seed0")\n'
     'history = history["result"]["history"]\n'
     "before, after = mean_alpha(history, 0), mean_alpha(history, STEPS)",
 }
