@@ -14,10 +14,14 @@
 #   make lint         ruff check + format check
 #   make clean        remove the built book (_build); the environments stay
 #
-# The course kit (README, "Teaching with the book"):
+# The editions for Colab and the course kit (README, "Teaching with the book"):
 #
+#   make colab        the Colab edition: every chapter with its prose as the book shows it
+#                     (no MyST: glued numbers, links, citations), into colab/ (committed: the
+#                     book's Colab buttons and the README open it); needs a `make book` after
+#                     a chapter's code changed, for the numbers its prose quotes
 #   make student      the student edition: every chapter without its solutions, exercises
-#                     as stubs, into student/ (committed: Colab opens it from GitHub)
+#                     as stubs, no MyST, into student/ (committed: Colab opens it from GitHub)
 #   make course       the autograded assignments (course/assignments, Otter Grader): the
 #                     autograder zips into _build/course, the student notebooks into
 #                     student/assignments; grade one submission with
@@ -51,7 +55,7 @@ export JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS ?= 0
 export JAX_PERSISTENT_CACHE_MIN_ENTRY_SIZE_BYTES ?= 0
 
 .DEFAULT_GOAL := help
-.PHONY: help setup book test test-floor lint clean student course slides pdf
+.PHONY: help setup book test test-floor lint clean colab student course slides pdf
 
 help:
 	@sed -n '1,/^$$/p' Makefile
@@ -95,6 +99,9 @@ lint: $(STAMP)
 
 clean:
 	rm -rf _build
+
+colab: $(STAMP)
+	python -m tools.colab
 
 student: $(STAMP)
 	python -m tools.student

@@ -51,7 +51,7 @@ def check_output_folder(out: Path, sources: Path) -> None:
     """
     out, sources = Path(out).resolve(), Path(sources).resolve()
     if out == sources or out in sources.parents:
-        raise ValueError(f"out={str(out)!r} is or contains the chapters' folder {str(sources)!r}: choose another")
+        raise ValueError(f"out={str(out)!r} is or contains the chapters' folder {str(sources)!r}")
 
 
 def recorded_glue(nb) -> dict[str, dict]:

@@ -32,7 +32,10 @@ import yaml
 ROOT = Path(__file__).resolve().parents[1]
 GLUE_PREFIX = "application/papermill.record/"
 
-_FENCE = re.compile(r"^(?P<fence>`{3,}|~{3,}|:{3,})(?P<name>\{[\w:-]+\})?(?P<arg>[^\n]*)\n(?P<body>.*?)^(?P=fence)[ \t]*$\n?", re.M | re.S)
+_FENCE = re.compile(
+    r"^(?P<fence>`{3,}|~{3,}|:{3,})(?P<name>\{[\w:-]+\})?(?P<arg>[^\n]*)\n(?P<body>.*?)^(?P=fence)[ \t]*$\n?",
+    re.M | re.S,
+)
 _OPTION = re.compile(r"^:([\w-]+):[ \t]*(.*?)[ \t]*$\n?", re.M)
 _ROLE = re.compile(r"\{(?P<name>[\w:-]+)\}`(?P<content>[^`]+)`")
 _TARGET = re.compile(r"^\(([\w-]+)\)=[ \t]*$\n?", re.M)
@@ -42,7 +45,18 @@ _PAGE_LINK = re.compile(r"\]\((?!https?:|#|mailto:)(?P<path>[^)#\s]+?)\.(?:ipynb
 # A role or directive that survived conversion: what the tests look for in the editions.
 LEFTOVER = re.compile(r"\{[\w:-]+\}`|^(`{3,}|:{3,})\{[\w:-]+\}|^\([\w-]+\)=\s*$", re.M)
 
-ADMONITIONS = ("note", "tip", "hint", "important", "warning", "caution", "attention", "danger", "error", "seealso")
+ADMONITIONS = (
+    "note",
+    "tip",
+    "hint",
+    "important",
+    "warning",
+    "caution",
+    "attention",
+    "danger",
+    "error",
+    "seealso",
+)
 
 
 def book_config(root: Path = ROOT) -> dict:
