@@ -26,10 +26,14 @@
 #                     autograder zips into _build/course, the student notebooks into
 #                     student/assignments; grade one submission with
 #                     python -m tools.course grade _build/course/NAME-autograder.zip NOTEBOOK
-#   make slides       a reveal.js deck per chapter into _build/slides (executes the chapters
-#                     with nbclient, or reuses the book's outputs where the code is unchanged)
-#   make pdf          the whole book as one PDF, _build/pdf/entmax-book.pdf (needs the system
-#                     packages chromium and libjs-mathjax: apt-get install chromium libjs-mathjax)
+#   make slides       a reveal.js deck per chapter into _build/slides, with speaker notes
+#                     (executes the chapters with nbclient, or reuses the book's outputs where
+#                     the code is unchanged); the folder shows offline: reveal.js and MathJax
+#                     are copied beside the decks (needs the system package libjs-mathjax)
+#   make pdf          the whole book as one PDF: _build/pdf/entmax-book.pdf (A4) and
+#                     entmax-book-letter.pdf, contents with page numbers
+#                     (needs the system packages chromium, libjs-mathjax and poppler-utils:
+#                     apt-get install chromium libjs-mathjax poppler-utils)
 
 PYTHON ?= python3
 VENV ?= .venv
