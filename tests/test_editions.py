@@ -13,6 +13,7 @@ import ast
 import copy
 import re
 import shutil
+import subprocess
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -555,3 +556,66 @@ def test_a_chapter_deck_built_from_its_executed_student_edition(tmp_path, monkey
     assert re.search(r"<section\b.*?<h1[^>]*>7\. Sparse outputs", html, flags=re.S)
     assert '<aside class="notes">' in html and "{cite}" not in html and "{ref}" not in html
     _assert_offline(html, tmp_path)
+
+
+# ----------------------------------------------------------------------------------------
+# The PDF
+# ----------------------------------------------------------------------------------------
+
+TOY_SINGLE_PAGE = """<html><head><script>window.MathJax = {"options": {}}</script>
+<script defer="defer" src="https://cdn.jsdelivr.net/npm/mathjax@3/es5/tex-mml-chtml.js"></script></head>
+<body><article>
+<section id="the-book"><h1>The book<a class="headerlink" href="#the-book">#</a></h1><p>Intro.</p></section>
+<section id="chap-one"><h1>1. One</h1><p>Text <span class="math notranslate nohighlight">\\(x_i\\)</span>.</p>
+<section id="one-a"><h2>1.1 A</h2><p>a</p></section>
+<section id="one-b"><h2>1.2 B</h2><p>b</p></section></section>
+<section id="chap-two"><h1>2. Two</h1><section id="two-a"><h2>2.1 A</h2><p>c</p></section></section>
+</article></body></html>"""
+
+
+def test_pdf_page_gets_local_mathjax_and_a_contents_page_to_number():
+    from tools import pdf
+
+    html, ids = pdf.prepare(TOY_SINGLE_PAGE, "letter", Path("/usr/share/javascript/mathjax/MathJax.js"))
+    assert ids == ["chap-one", "one-a", "one-b", "chap-two", "two-a"]
+    assert "https://" not in html and "config=TeX-AMS_SVG" in html and "size: letter" in html
+    nav = html[html.index('<nav id="print-contents">') : html.index("</nav>")]
+    assert (
+        html.index("The book") < html.index("<nav") < html.index("Intro.")
+        and nav.count(f">{pdf.PLACEHOLDER}</span>") == 5
+    )
+    assert '<a href="#one-b"><span class="title">1.2 B</span>' in nav
+    numbered = pdf.number_contents(html, {"chap-one": 3, "one-a": 3, "one-b": 4, "chap-two": 5, "two-a": 12})
+    assert (
+        '<span class="page" data-for="two-a">12</span>' in numbered
+        and pdf.PLACEHOLDER + "</span>" not in numbered
+    )
+    with pytest.raises(ValueError, match="'one-a' has no destination"):
+        pdf.number_contents(html, {"chap-one": 3})
+
+
+@pytest.mark.slow
+def test_pdf_contents_gives_the_pages_the_sections_start_on(tmp_path):
+    from tools import pdf
+
+    chromium = shutil.which("chromium") or shutil.which("google-chrome")
+    if not (chromium and shutil.which("pdfinfo") and pdf.MATHJAX.exists()):
+        pytest.skip("needs chromium, poppler-utils and libjs-mathjax")
+    filler = "<p>" + "Words to fill a page. " * 400 + "</p>"
+    page = tmp_path / "intro.html"
+    page.write_text(TOY_SINGLE_PAGE.replace("<p>a</p>", filler).replace("<p>c</p>", filler * 2))
+    (a4,) = [
+        p for p in pdf.build(page, tmp_path / "pdf", chromium, min_pages=5) if p.name == "entmax-book.pdf"
+    ]
+    pages = pdf.destinations(a4)
+    # title, contents, introduction: a page each; each chapter starts a page; the filler pushes on
+    assert (
+        pages["chap-one"] == 4
+        and pages["one-b"] > pages["one-a"]
+        and pages["two-a"] == pages["chap-two"] > pages["one-b"]
+    )
+    text = subprocess.run(
+        ["pdftotext", "-layout", "-f", "2", "-l", "2", str(a4), "-"], capture_output=True, text=True
+    ).stdout
+    for entry, title in [("one-b", "1.2 B"), ("two-a", "2.1 A")]:
+        assert re.search(rf"{re.escape(title)}[ .]*\s{pages[entry]}\s*$", text, flags=re.M), text

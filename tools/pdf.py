@@ -6,7 +6,7 @@ single-page build) prints ``PAGE`` (``_build/singlehtml/intro.html``) into
 
 - MathJax from the system (libjs-mathjax, MathJax 2) instead of a CDN, with SVG output, whose
   formulas sit on the text's baseline;
-- a **Contents** page after the book's title: every chapter and its sections, with their page
+- a **Contents** page after the book's title (before its introduction): every chapter and its sections, with their page
   numbers. Chromium writes a named destination for each link target into the PDF; the first
   print gives their pages (``pdfinfo -dests``, poppler-utils), which are written into the
   contents, and a second print, whose layout is the same (the numbers take the room the first
@@ -39,7 +39,7 @@ MATHJAX_CONFIG = (
 PRINT_CSS = """
 @page { size: %(size)s; margin: 16mm 15mm 18mm 15mm; }
 pre { white-space: pre-wrap; word-break: break-word; }
-#print-contents { break-after: page; }
+#print-contents { break-before: page; break-after: page; }
 #print-contents h1 { margin-bottom: 1em; }
 #print-contents ol { list-style: none; padding-left: 0; margin: 0; }
 #print-contents ol ol { padding-left: 1.5em; }
@@ -108,8 +108,7 @@ def prepare(html: str, size: str, mathjax: Path = MATHJAX) -> tuple[str, list[st
     style.string = PRINT_CSS % {"size": size}
     soup.head.append(style)
     nav = BeautifulSoup(_contents_html(entries), "html.parser")
-    first = soup.select_one("article section[id]")
-    first.insert_after(nav)
+    soup.select_one("article section[id]").find("h1").insert_after(nav)
     return str(soup), [entry_id for _, entry_id, _ in entries]
 
 
@@ -170,12 +169,12 @@ def page_count(pdf: Path) -> int:
     return int(re.search(r"^Pages:\s+(\d+)", out, re.M).group(1))
 
 
-def build(page: Path, out: Path, chromium: str) -> list[Path]:
+def build(page: Path, out: Path, chromium: str, min_pages: int = 20) -> list[Path]:
     """Print the book in every size of ``SIZES`` into ``out``, with its contents numbered.
 
     Raises:
-        RuntimeError: the numbers moved the layout (a destination changed page), or the PDF is
-            too short to be the book.
+        RuntimeError: the numbers moved the layout (a destination changed page), or the PDF has
+            fewer than ``min_pages`` pages (not the book).
     """
     out.mkdir(parents=True, exist_ok=True)
     written = []
@@ -193,7 +192,7 @@ def build(page: Path, out: Path, chromium: str) -> list[Path]:
         if moved:
             raise RuntimeError(f"{pdf}: numbering the contents moved {moved[:3]}")
         pages = page_count(pdf)
-        if pages < 20:
+        if pages < min_pages:
             raise RuntimeError(f"{pdf}: not the book ({pages} pages)")
         print(f"{pdf}: {size}, {pages} pages, {len(ids)} contents entries, {pdf.stat().st_size / 1e6:.1f} MB")
         written.append(pdf)
