@@ -120,14 +120,14 @@ def _slide(source: str, kind: str, cell_type: str = "markdown", outputs=None):
     return cell
 
 
-def _notes(text: str, shown: str) -> list[str]:
-    """The paragraphs of ``text`` that its slide does not show: for the speaker notes."""
+def _notes(text: str, shown: list[str]) -> list[str]:
+    """The paragraphs of ``text`` that its slides do not show (``shown``): for the speaker notes."""
     paragraphs = []
     for paragraph in re.split(r"\n\s*\n", text):
         paragraph = paragraph.strip()
         if not paragraph or paragraph.startswith("#") or _IMAGE.search(paragraph):
             continue
-        if paragraph == shown.strip() or _DISPLAY_MATH.fullmatch(paragraph):
+        if paragraph in shown or _DISPLAY_MATH.fullmatch(paragraph):
             continue
         paragraphs.append(paragraph)
     return paragraphs
@@ -200,29 +200,32 @@ def deck_notebook(nb, glue: dict, chapter_label: str):
         metadata ``notes``, the paragraphs that the slides skip.
     """
     title, intro = None, ""
-    slides, notes = [], []
+    slides, title_notes = [], []
+    notes = title_notes
     section = None
     for cell in _main_cells(nb):
         if cell.cell_type == "markdown":
             text = to_markdown(cell.source, glue)
             heading = _HEADING.search(text)
-            shown = ""
+            shown = []
             if title is None and heading and heading.group(1) == "#":
                 title = heading.group(2).strip()
-                intro = shown = _first_paragraph(text[heading.end() :])
-                notes.extend(_notes(text, shown))
+                intro = _first_paragraph(text[heading.end() :])
+                notes.extend(_notes(text, [intro]))
                 continue
             if not intro and section is None:
-                intro = shown = _first_paragraph(text[: heading.start()] if heading else text)
+                intro = _first_paragraph(text[: heading.start()] if heading else text)
+                shown.append(intro)
             if heading and heading.group(1) == "###":
                 # a sub-section: its heading and first paragraph (or list), on a sub-slide
                 sub = heading.group(2).strip()
                 rest = text[heading.end() :]
                 nxt = _HEADING.search(rest)
                 body = rest[: nxt.start()] if nxt else rest
-                shown = _first_paragraph(body) or body.strip()[:FIRST_PARAGRAPH]
+                lead = _first_paragraph(body) or body.strip()[:FIRST_PARAGRAPH]
+                shown.append(lead)
                 slides.append(
-                    _slide(f"### {sub}\n\n{shown}".strip() + "\n", "subslide" if section else "slide")
+                    _slide(f"### {sub}\n\n{lead}".strip() + "\n", "subslide" if section else "slide")
                 )
                 notes = slides[-1].metadata.setdefault("notes", [])
             if heading and heading.group(1) == "##":
@@ -230,8 +233,9 @@ def deck_notebook(nb, glue: dict, chapter_label: str):
                 if section.lower().startswith("summary"):
                     slides.append(_slide(text, "slide"))
                     continue
-                shown = _first_paragraph(text[heading.end() :])
-                slides.append(_slide(f"## {section}\n\n{shown}".strip() + "\n", "slide"))
+                lead = _first_paragraph(text[heading.end() :])
+                shown.append(lead)
+                slides.append(_slide(f"## {section}\n\n{lead}".strip() + "\n", "slide"))
                 notes = slides[-1].metadata.setdefault("notes", [])
             notes.extend(_notes(text, shown))
             for image in _IMAGE.findall(text):
@@ -247,6 +251,8 @@ def deck_notebook(nb, glue: dict, chapter_label: str):
     if title is None:
         raise ValueError("the chapter has no title (a '# ' heading)")
     head = _slide(f"# {title}\n\n*{chapter_label}*\n\n{intro}\n", "slide")
+    if title_notes:
+        head.metadata["notes"] = title_notes
     return nbformat.v4.new_notebook(cells=[head, *slides], metadata=dict(nb.metadata))
 
 
