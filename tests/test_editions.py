@@ -207,7 +207,7 @@ TOY_BOOK = myst.Book(
     labels={
         "sec-a": myst.Target("chapters/01_x", "sec-a", "1.1 A section"),
         "chap-x": myst.Target("chapters/01_x", "", "1. X"),
-        "fig-a": myst.Target("chapters/01_x", "fig-a", "figure"),
+        "fig-a": myst.Target("chapters/01_x", "fig-a", "Fig. 1"),
     },
     bib={"k1": ("Martins and Astudillo", "2016"), "k2": ("Peters et al.", "2019")},
     exercises={"ch1-ex1": 3},
@@ -225,7 +225,7 @@ def _toy_page():
         ("{glue}`gap`", "0.6712"),
         ("see {ref}`sec-a`", "see [1.1 A section](https://example.org/book/chapters/01_x.html#sec-a)"),
         ("{ref}`the start <chap-x>`", "[the start](https://example.org/book/chapters/01_x.html)"),
-        ("{numref}`fig-a`", "[this figure](https://example.org/book/chapters/01_x.html#fig-a)"),
+        ("{numref}`fig-a`", "[Fig. 1](https://example.org/book/chapters/01_x.html#fig-a)"),
         ("{cite}`k1`", "([Martins and Astudillo, 2016](https://example.org/book/bibliography.html))"),
         (
             "{cite}`k1,k2`",
@@ -282,6 +282,8 @@ def test_book_labels_and_bibliography_are_the_books():
     assert BOOK.labels["chap-gradients"].anchor == ""  # a chapter's label is its page
     assert BOOK.bib["martins2016sparsemax"] == ("Martins and Astudillo", "2016")
     assert BOOK.bib["correia2019adaptively"] == ("Correia et al.", "2019")
+    assert BOOK.bib["dacosta_qjax"] == ("da Costa", "n.d.")  # as the book cites it
+    assert BOOK.labels["ch4-demo-figure"].text == "Fig. 1"
     labels = [
         label for chapter in CHAPTERS for label in re.findall(r":label: (ch\d+-ex\d+)", chapter.read_text())
     ]

@@ -111,7 +111,8 @@ def convert_cells(cells, book: myst.Book, page: myst.Page) -> list:
 
 def record(nb, chapter_path: str, code: str, page: myst.Page) -> None:
     """Write the edition's record (chapter, code fingerprint, glued values quoted) into ``nb.metadata``."""
-    values = {k: page.glue[k]["text/plain"] for k in sorted(page.used) if "text/plain" in page.glue[k]}
+    # the figures travel as cell attachments; the record holds the values the text quotes
+    values = {k: page.glue[k]["text/plain"] for k in sorted(page.used) if "image/png" not in page.glue[k]}
     nb.metadata[META] = {"chapter": chapter_path, "code": code, "glue": values}
 
 

@@ -140,7 +140,7 @@ def _bibliography(path: Path) -> dict[str, tuple[str, str]]:
     bib = {}
     for key, entry in parse_file(str(path)).entries.items():
         people = entry.persons.get("author", [])
-        last = [" ".join(p.last_names).replace("{", "").replace("}", "") for p in people]
+        last = [" ".join(p.prelast_names + p.last_names).replace("{", "").replace("}", "") for p in people]
         if not last:
             authors = entry.fields.get("title", key).replace("{", "").replace("}", "")
         elif len(last) == 1:
@@ -165,6 +165,7 @@ def load_book(root: Path = ROOT) -> Book:
     book = Book(book_url(root), bib=_bibliography(root / "references.bib"))
     number = 0
     for page in _toc_pages(root):
+        figures = 0
         for text in _page_markdown(_source(root, page)):
             text = _FENCE.sub(lambda m: m.group(0) if m.group("name") else "", text)
             for match in _TARGET.finditer(text):
@@ -178,10 +179,14 @@ def load_book(root: Path = ROOT) -> Book:
                 if label:
                     book.exercises[label.group(1)] = number
                     book.labels[label.group(1)] = Target(page, label.group(1), f"Exercise {number}")
-            for match in re.finditer(r"^(`{3,}|:{3,})\{glue:figure\}[^\n]*\n(.*?)^\1", text, re.M | re.S):
+            # Sphinx numbers a page's figures from 1 ("Fig. 1"), the toc being unnumbered
+            for match in re.finditer(
+                r"^(`{3,}|:{3,})\{(?:glue:)?figure\}[^\n]*\n(.*?)^\1", text, re.M | re.S
+            ):
+                figures += 1
                 name = re.search(r"^:name:[ \t]*(\S+)", match.group(2), re.M)
                 if name:
-                    book.labels[name.group(1)] = Target(page, name.group(1), "figure")
+                    book.labels[name.group(1)] = Target(page, name.group(1), f"Fig. {figures}")
     return book
 
 
@@ -261,8 +266,6 @@ def _role(match: re.Match, book: Book, page: Page) -> str:
             target = book.labels[label]
         if text is None:
             text = target.text
-            if name == "numref":
-                text = "this figure" if target.text == "figure" else target.text
         return f"[{text}]({book.link(target.page, target.anchor)})"
     if name in ("cite", "cite:p", "cite:t", "cite:ps", "cite:ts"):
         keys = [k.strip() for k in content.split(",")]

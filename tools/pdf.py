@@ -6,11 +6,12 @@ single-page build) prints ``PAGE`` (``_build/singlehtml/intro.html``) into
 
 - MathJax from the system (libjs-mathjax, MathJax 2) instead of a CDN, with SVG output, whose
   formulas sit on the text's baseline;
-- a **Contents** page after the book's title (before its introduction): every chapter and its sections, with their page
-  numbers. Chromium writes a named destination for each link target into the PDF; the first
-  print gives their pages (``pdfinfo -dests``, poppler-utils), which are written into the
-  contents, and a second print, whose layout is the same (the numbers take the room the first
-  print reserved), is the result; the destinations are read again to check that they stayed.
+- a **Contents** page after the book's title (before its introduction): every chapter and its
+  sections, with their page numbers. Chromium writes a named destination for each link target
+  into the PDF; the first print gives their pages (``pdfinfo -dests``, poppler-utils), which are
+  written into the contents, and a second print, whose layout is the same (the numbers take the
+  room the first print reserved), is the result; the destinations are read again to check that
+  they stayed.
 """
 
 from __future__ import annotations

@@ -230,10 +230,11 @@ def _title(nb, default: str) -> str:
     return default
 
 
-def _course_rows(out: Path, folder: str) -> tuple[list[str], list[str]]:
-    """The README's rows for the assignments (``OUT/assignments/NAME/NAME.ipynb``) and the labs."""
+def _course_rows(folder: str) -> tuple[list[str], list[str]]:
+    """The README's rows for the assignments (``student/assignments/NAME/NAME.ipynb``, written by
+    ``make course``) and the labs (``course/labs/``)."""
     assignments = []
-    for notebook in sorted(out.glob("assignments/*/*.ipynb")):
+    for notebook in sorted((ROOT / folder).glob("assignments/*/*.ipynb")):
         if notebook.stem == notebook.parent.name:
             nb = nbformat.read(notebook, as_version=4)
             path = f"{folder}/assignments/{notebook.parent.name}/{notebook.name}"
@@ -276,7 +277,7 @@ def build(
         old.unlink()
     for name, nb in notebooks.items():
         colab.write_notebook(nb, out / name, "student")
-    assignments, labs = _course_rows(out, folder)
+    assignments, labs = _course_rows(folder)
     readme = (
         "# The entmax book: student edition\n\n"
         "Every chapter of the book with the solutions removed: each exercise is followed by a cell for "
