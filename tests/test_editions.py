@@ -567,11 +567,15 @@ def test_a_chapter_deck_built_from_its_executed_student_edition(tmp_path, monkey
 TOY_SINGLE_PAGE = """<html><head><script>window.MathJax = {"options": {}}</script>
 <script defer="defer" src="https://cdn.jsdelivr.net/npm/mathjax@3/es5/tex-mml-chtml.js"></script></head>
 <body><article>
-<section id="the-book"><h1>The book<a class="headerlink" href="#the-book">#</a></h1><p>Intro.</p></section>
-<section id="chap-one"><h1>1. One</h1><p>Text <span class="math notranslate nohighlight">\\(x_i\\)</span>.</p>
-<section id="one-a"><h2>1.1 A</h2><p>a</p></section>
-<section id="one-b"><h2>1.2 B</h2><p>b</p></section></section>
-<section id="chap-two"><h1>2. Two</h1><section id="two-a"><h2>2.1 A</h2><p>c</p></section></section>
+<section id="the-book"><h1>The book<a class="headerlink" href="#the-book">#</a></h1><p>Intro.</p>
+<section id="intro-part"><h2>Not a chapter</h2><p>More intro.</p></section>
+<span id="document-chapters/one"></span>
+<section id="chap-one"><h2>1. One</h2><p>Text <span class="math notranslate nohighlight">\\(x_i\\)</span>.</p>
+<section id="one-a"><h3>1.1 A</h3><p>a</p></section>
+<section id="one-b"><h3>1.2 B</h3><p>b</p></section></section>
+<span id="document-chapters/two"></span>
+<section id="chap-two"><h2>2. Two</h2><section id="two-a"><h3>2.1 A</h3><p>c</p></section></section>
+</section>
 </article></body></html>"""
 
 

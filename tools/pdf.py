@@ -49,7 +49,7 @@ pre { white-space: pre-wrap; word-break: break-word; }
 #print-contents a { display: flex; color: inherit; text-decoration: none; }
 #print-contents .leader { flex: 1; border-bottom: 1px dotted #888; margin: 0 0.4em 0.3em; }
 #print-contents .page { min-width: 2.2em; text-align: right; font-variant-numeric: tabular-nums; }
-section[id] > h1 { break-before: page; }
+span[id^="document-"] + section { break-before: page; }
 """
 
 
@@ -63,20 +63,25 @@ def contents(soup) -> list[tuple[str, str, str]]:
     """The book's chapters and their sections, in order: ``(level, id, title)``.
 
     Args:
-        soup: the single-page book (BeautifulSoup).
+        soup: the single-page book (BeautifulSoup). Sphinx's single-page builder marks where each
+            page of the toc starts with ``<span id="document-PAGE">``, followed by the page's
+            ``<section>``; its headings are one level down (a chapter's title is an ``h2``).
 
     Returns:
-        One entry per ``<section>`` whose heading is an ``h1`` (level ``chapter``) or an ``h2``
-        (``section``), except the first chapter, the book's title page.
+        One entry per page (level ``chapter``) and per section directly inside it (``section``).
     """
     entries = []
-    for section in soup.select("article section[id]"):
-        heading = section.find(["h1", "h2"], recursive=False)
+    for marker in soup.select('span[id^="document-"]'):
+        page = marker.find_next_sibling("section")
+        heading = page.find(["h1", "h2"], recursive=False) if page else None
         if heading is None:
             continue
-        level = "chapter" if heading.name == "h1" else "section"
-        entries.append((level, section["id"], _heading_text(heading)))
-    return entries[1:]
+        entries.append(("chapter", page["id"], _heading_text(heading)))
+        for section in page.find_all("section", recursive=False):
+            title = section.find(["h2", "h3"], recursive=False)
+            if title is not None and section.get("id"):
+                entries.append(("section", section["id"], _heading_text(title)))
+    return entries
 
 
 def prepare(html: str, size: str, mathjax: Path = MATHJAX) -> tuple[str, list[str]]:
