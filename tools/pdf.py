@@ -23,7 +23,10 @@ import subprocess
 import sys
 from pathlib import Path
 
+import yaml
 from bs4 import BeautifulSoup
+
+ROOT = Path(__file__).resolve().parents[1]
 
 MATHJAX = Path(os.environ.get("MATHJAX", "/usr/share/javascript/mathjax/MathJax.js"))
 SIZES = {"entmax-book.pdf": "A4", "entmax-book-letter.pdf": "letter"}
@@ -44,12 +47,16 @@ pre { white-space: pre-wrap; word-break: break-word; }
 #print-contents h1 { margin-bottom: 1em; }
 #print-contents ol { list-style: none; padding-left: 0; margin: 0; }
 #print-contents ol ol { padding-left: 1.5em; }
-#print-contents li.chapter { margin-top: 0.6em; font-weight: 600; }
+#print-contents li.part { margin-top: 1.2em; font-size: 0.85em; text-transform: uppercase; color: #555; }
+#print-contents li.chapter { margin-top: 0.5em; font-weight: 600; }
 #print-contents li.section { font-weight: normal; font-size: 0.92em; }
 #print-contents a { display: flex; color: inherit; text-decoration: none; }
 #print-contents .leader { flex: 1; border-bottom: 1px dotted #888; margin: 0 0.4em 0.3em; }
 #print-contents .page { min-width: 2.2em; text-align: right; font-variant-numeric: tabular-nums; }
 span[id^="document-"] + section { break-before: page; }
+/* the site's navigation and footers are for the screen */
+.bd-header, .bd-sidebar-primary, .bd-sidebar-secondary, .bd-header-article, .prev-next-area,
+.bd-footer, .bd-footer-content, footer { display: none !important; }
 """
 
 
@@ -59,28 +66,49 @@ def _heading_text(heading) -> str:
     return " ".join(heading.get_text(" ", strip=True).split())
 
 
-def contents(soup) -> list[tuple[str, str, str]]:
-    """The book's chapters and their sections, in order: ``(level, id, title)``.
+def _parts(root: Path = ROOT) -> dict[str, str]:
+    """Page (``chapters/notation``) -> the caption of its part in ``_toc.yml``."""
+    toc = yaml.safe_load((root / "_toc.yml").read_text(encoding="utf-8"))
+    return {c["file"]: part["caption"] for part in toc.get("parts", []) for c in part.get("chapters", [])}
+
+
+def contents(soup, parts: dict[str, str]) -> list[tuple[str, str, str]]:
+    """The book's parts, chapters and their sections, in order: ``(level, id, title)``.
+
+    Sphinx's single-page builder marks where each page of the toc starts with
+    ``<span id="document-PAGE">``, followed by the page's ``<section>``, its headings one level
+    down (a chapter's title is an ``h2``). Section ids repeat from page to page ("What you'll
+    learn"), so each listed heading gets an id of its own, ``contents-N``, which the entry links.
 
     Args:
-        soup: the single-page book (BeautifulSoup). Sphinx's single-page builder marks where each
-            page of the toc starts with ``<span id="document-PAGE">``, followed by the page's
-            ``<section>``; its headings are one level down (a chapter's title is an ``h2``).
+        soup: the single-page book (BeautifulSoup); the ids are added to it.
+        parts: page -> its part's caption (``_parts``).
 
     Returns:
-        One entry per page (level ``chapter``) and per section directly inside it (``section``).
+        One entry per part (level ``part``, no id), per page (``chapter``) and per section directly
+        inside a page (``section``).
     """
-    entries = []
+    entries, part = [], None
+
+    def target(heading) -> str:
+        anchor = soup.new_tag("span", id=f"contents-{len(entries)}")
+        heading.insert(0, anchor)
+        return anchor["id"]
+
     for marker in soup.select('span[id^="document-"]'):
         page = marker.find_next_sibling("section")
         heading = page.find(["h1", "h2"], recursive=False) if page else None
         if heading is None:
             continue
-        entries.append(("chapter", page["id"], _heading_text(heading)))
+        caption = parts.get(marker["id"].removeprefix("document-"))
+        if caption and caption != part:
+            entries.append(("part", "", caption))
+            part = caption
+        entries.append(("chapter", target(heading), _heading_text(heading)))
         for section in page.find_all("section", recursive=False):
             title = section.find(["h2", "h3"], recursive=False)
-            if title is not None and section.get("id"):
-                entries.append(("section", section["id"], _heading_text(title)))
+            if title is not None:
+                entries.append(("section", target(title), _heading_text(title)))
     return entries
 
 
@@ -107,7 +135,7 @@ def prepare(html: str, size: str, mathjax: Path = MATHJAX) -> tuple[str, list[st
     if n != 1:
         raise ValueError(f"expected Sphinx's MathJax settings in the page, found {n}")
     soup = BeautifulSoup(html, "html.parser")
-    entries = contents(soup)
+    entries = contents(soup, _parts())
     if not any(level == "chapter" for level, _, _ in entries):
         raise ValueError("no chapters found in the page")
     style = soup.new_tag("style")
@@ -115,22 +143,28 @@ def prepare(html: str, size: str, mathjax: Path = MATHJAX) -> tuple[str, list[st
     soup.head.append(style)
     nav = BeautifulSoup(_contents_html(entries), "html.parser")
     soup.select_one("article section[id]").find("h1").insert_after(nav)
-    return str(soup), [entry_id for _, entry_id, _ in entries]
+    return str(soup), [entry_id for _, entry_id, _ in entries if entry_id]
 
 
 def _contents_html(entries) -> str:
     items, open_chapter = [], False
     for level, entry_id, title in entries:
+        close = "</ol></li>" if open_chapter and level != "section" else ""
+        if level == "part":
+            items.append(f'{close}<li class="part">{title}</li>')
+            open_chapter = False
+            continue
         link = (
             f'<a href="#{entry_id}"><span class="title">{title}</span><span class="leader"></span>'
             f'<span class="page" data-for="{entry_id}">{PLACEHOLDER}</span></a>'
         )
         if level == "chapter":
-            items.append(("</ol></li>" if open_chapter else "") + f'<li class="chapter">{link}<ol>')
+            items.append(f'{close}<li class="chapter">{link}<ol>')
             open_chapter = True
         else:
             items.append(f'<li class="section">{link}</li>')
-    return '<nav id="print-contents"><h1>Contents</h1><ol>' + "".join(items) + "</ol></li></ol></nav>"
+    end = "</ol></li>" if open_chapter else ""
+    return '<nav id="print-contents"><h1>Contents</h1><ol>' + "".join(items) + end + "</ol></nav>"
 
 
 def number_contents(html: str, pages: dict[str, int]) -> str:
