@@ -41,8 +41,13 @@ MATHJAX_CONFIG = (
     'messageStyle: "none"});</script>'
 )
 PRINT_CSS = """
-@page { size: %(size)s; margin: 16mm 15mm 18mm 15mm; }
+@page { size: PAPER; margin: 16mm 15mm 18mm 15mm; }
 pre { white-space: pre-wrap; word-break: break-word; }
+/* a cell's code moves whole to the next page rather than leave an empty box (unless it is
+   longer than a page); the text uses the page's width; a formula wider than it is scaled down */
+div.cell_input, div.cell_output { break-inside: avoid; }
+.bd-main .bd-content .bd-article-container, .bd-page-width { max-width: none !important; }
+.MathJax_SVG_Display svg { max-width: 100% !important; height: auto !important; }
 #print-contents { break-before: page; break-after: page; }
 #print-contents h1 { margin-bottom: 1em; }
 #print-contents ol { list-style: none; padding-left: 0; margin: 0; }
@@ -139,7 +144,7 @@ def prepare(html: str, size: str, mathjax: Path = MATHJAX) -> tuple[str, list[st
     if not any(level == "chapter" for level, _, _ in entries):
         raise ValueError("no chapters found in the page")
     style = soup.new_tag("style")
-    style.string = PRINT_CSS % {"size": size}
+    style.string = PRINT_CSS.replace("PAPER", size)
     soup.head.append(style)
     nav = BeautifulSoup(_contents_html(entries), "html.parser")
     soup.select_one("article section[id]").find("h1").insert_after(nav)
