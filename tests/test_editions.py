@@ -566,7 +566,8 @@ def test_a_chapter_deck_built_from_its_executed_student_edition(tmp_path, monkey
 
 TOY_SINGLE_PAGE = """<html><head><script>window.MathJax = {"options": {}}</script>
 <script defer="defer" src="https://cdn.jsdelivr.net/npm/mathjax@3/es5/tex-mml-chtml.js"></script></head>
-<body><article>
+<body><div class="onlyprint" id="jb-print-docs-body"><h1>The book</h1>
+<div id="jb-print-toc"><h2>Contents</h2><ul><li>1. One</li></ul></div></div><article>
 <section id="the-book"><h1>The book<a class="headerlink" href="#the-book">#</a></h1><p>Intro.</p>
 <section id="intro-part"><h2>Not a chapter</h2><p>More intro.</p></section>
 <span id="document-chapters/one"></span>
@@ -586,7 +587,7 @@ def test_pdf_page_gets_local_mathjax_and_a_contents_page_to_number():
     assert ids == [f"contents-{i}" for i in range(5)]  # two chapters, three sections; not the intro's
     assert "https://" not in html and "config=TeX-AMS_SVG" in html and "size: letter" in html
     nav = html[html.index('<nav id="print-contents">') : html.index("</nav>")]
-    assert html.index("The book") < html.index("<nav") < html.index("Intro.")
+    assert html.index("The book") < html.index("<nav") < html.index("Intro.") and "jb-print-toc" not in html
     assert nav.count(f">{pdf.PLACEHOLDER}</span>") == 5 and "Not a chapter" not in nav
     assert '<a href="#contents-2"><span class="title">1.2 B</span>' in nav
     assert '<h3><span id="contents-2"></span>1.2 B</h3>' in html

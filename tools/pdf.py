@@ -6,12 +6,12 @@ single-page build) prints ``PAGE`` (``_build/singlehtml/intro.html``) into
 
 - MathJax from the system (libjs-mathjax, MathJax 2) instead of a CDN, with SVG output, whose
   formulas sit on the text's baseline;
-- a **Contents** page after the book's title (before its introduction): every chapter and its
-  sections, with their page numbers. Chromium writes a named destination for each link target
-  into the PDF; the first print gives their pages (``pdfinfo -dests``, poppler-utils), which are
-  written into the contents, and a second print, whose layout is the same (the numbers take the
-  room the first print reserved), is the result; the destinations are read again to check that
-  they stayed.
+- a **Contents** page after the book's title page, in place of the theme's list of links:
+  every chapter and its sections, with their page numbers. Chromium writes a named destination
+  for each link target into the PDF; the first print gives their pages (``pdfinfo -dests``,
+  poppler-utils), which are written into the contents, and a second print, whose layout is the
+  same (the numbers take the room the first print reserved), is the result; the destinations
+  are read again to check that they stayed.
 """
 
 from __future__ import annotations
@@ -49,7 +49,7 @@ div.cell_input, div.cell_output { break-inside: avoid; }
 .bd-main .bd-content .bd-article-container, .bd-page-width { max-width: none !important; }
 .MathJax_SVG_Display svg { max-width: 100% !important; height: auto !important; }
 #print-contents { break-before: page; break-after: page; }
-#print-contents h1 { margin-bottom: 1em; }
+#print-contents h2 { margin-bottom: 1em; }
 #print-contents ol { list-style: none; padding-left: 0; margin: 0; }
 #print-contents ol ol { padding-left: 1.5em; }
 #print-contents li.part { margin-top: 1.2em; font-size: 0.85em; text-transform: uppercase; color: #555; }
@@ -130,7 +130,8 @@ def prepare(html: str, size: str, mathjax: Path = MATHJAX) -> tuple[str, list[st
         each entry's page number is the placeholder ``000`` (see ``number_contents``).
 
     Raises:
-        ValueError: the page does not load MathJax once, or has no chapters.
+        ValueError: the page does not load MathJax once, or has no chapters or no print table
+            of contents.
     """
     local = f'<script async src="file://{mathjax}?config=TeX-AMS_SVG"></script>'
     html, n = re.subn(r'<script[^>]*src="https://[^"]*mathjax[^"]*"[^>]*></script>', local, html, flags=re.I)
@@ -146,8 +147,12 @@ def prepare(html: str, size: str, mathjax: Path = MATHJAX) -> tuple[str, list[st
     style = soup.new_tag("style")
     style.string = PRINT_CSS.replace("PAPER", size)
     soup.head.append(style)
-    nav = BeautifulSoup(_contents_html(entries), "html.parser")
-    soup.select_one("article section[id]").find("h1").insert_after(nav)
+    # sphinx-book-theme prints a title page with the toc's links (#jb-print-toc); the
+    # contents with page numbers take the links' place
+    toc = soup.select_one("#jb-print-toc")
+    if toc is None:
+        raise ValueError("no print table of contents (#jb-print-toc) in the page")
+    toc.replace_with(BeautifulSoup(_contents_html(entries), "html.parser"))
     return str(soup), [entry_id for _, entry_id, _ in entries if entry_id]
 
 
@@ -169,7 +174,7 @@ def _contents_html(entries) -> str:
         else:
             items.append(f'<li class="section">{link}</li>')
     end = "</ol></li>" if open_chapter else ""
-    return '<nav id="print-contents"><h1>Contents</h1><ol>' + "".join(items) + end + "</ol></nav>"
+    return '<nav id="print-contents"><h2>Contents</h2><ol>' + "".join(items) + end + "</ol></nav>"
 
 
 def number_contents(html: str, pages: dict[str, int]) -> str:
