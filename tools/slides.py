@@ -1,4 +1,4 @@
-"""A reveal.js slide deck per chapter, chosen from the executed chapter by rules, built by nbconvert.
+"""A reveal.js slide deck per chapter, chosen from the executed chapter by rules, shown offline.
 
 ``python -m tools.slides [CHAPTER ...]`` (what ``make slides`` runs) writes
 ``_build/slides/<chapter>.slides.html`` for every chapter (or the ones named, by file stem). The
