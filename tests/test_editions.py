@@ -538,7 +538,7 @@ def _assert_offline(html, folder):
 @pytest.mark.slow
 def test_a_chapter_deck_built_from_its_executed_student_edition(tmp_path, monkeypatch):
     # Chapter 7 is the quickest to execute (~20 s). make slides builds and checks all of them.
-    monkeypatch.setattr(slides, "BOOK_OUTPUTS", tmp_path / "no-book-build")
+    monkeypatch.setattr(slides, "BOOK_CACHE", tmp_path / "no-book-build")
     (deck,) = slides.build(["07_sparse_outputs"], out=tmp_path).values()
     html = deck.read_text("utf-8")
     executed = _read(tmp_path / "executed" / "07_sparse_outputs.ipynb")

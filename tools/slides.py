@@ -24,7 +24,7 @@ folder can be copied to the lecture hall's computer as it is.
 
 The text before the exercises is the same in the chapter and in its student edition, so the
 deck is built from an executed notebook: the book's own outputs
-(``_build/jupyter_execute/chapters/``, written by ``make book``) where the chapter's code has not
+(its execution cache, ``_build/.jupyter_cache``, written by ``make book``) where the chapter's code has not
 changed since, otherwise the student edition (``student/``) executed here with nbclient, which
 also shows that every student notebook runs. A deck without its title slide or with fewer
 images than the executed chapter has figures is an error.
@@ -47,7 +47,7 @@ from tools import myst
 
 ROOT = Path(__file__).resolve().parents[1]
 OUT = ROOT / "_build" / "slides"
-BOOK_OUTPUTS = ROOT / "_build" / "jupyter_execute" / "chapters"
+BOOK_CACHE = ROOT / "_build" / ".jupyter_cache"
 FIRST_PARAGRAPH = 420  # characters of a section's first paragraph shown on its slide
 MATHJAX = Path(os.environ.get("MATHJAX", "/usr/share/javascript/mathjax/MathJax.js"))
 
@@ -453,6 +453,10 @@ def check_deck(html: str, title: str, figures: int) -> None:
 def executed(chapter: Path, student_dir: Path = ROOT / "student", timeout: int = 1200):
     """The executed chapter: the book's outputs if its code is unchanged, else the student edition run here.
 
+    The book's outputs are read from its execution cache (``_build/.jupyter_cache``, by the
+    chapter's code): the notebooks a build writes into ``_build/jupyter_execute`` keep no
+    outputs when they come from that cache.
+
     Args:
         chapter: the chapter's path.
         student_dir: the student edition (``make student``).
@@ -462,12 +466,15 @@ def executed(chapter: Path, student_dir: Path = ROOT / "student", timeout: int =
         ``(notebook, glue_file_or_None, where)``, ``where`` saying which source was used.
     """
     source = nbformat.read(chapter, as_version=4)
-    book = BOOK_OUTPUTS / chapter.name
-    if book.exists():
-        done = nbformat.read(book, as_version=4)
-        code = lambda nb: [c.source for c in nb.cells if c.cell_type == "code"]
-        if code(done) == code(source):
-            return done, BOOK_OUTPUTS / f"{chapter.stem}.glue.json", "book outputs"
+    if BOOK_CACHE.is_dir():
+        from jupyter_cache import get_cache
+
+        cache = get_cache(BOOK_CACHE)
+        try:  # the cache keeps the code cells: their outputs go back into the chapter
+            _, merged = cache.merge_match_into_notebook(source)
+            return merged, None, "book outputs"
+        except KeyError:  # not executed by the book since its code changed
+            pass
     from nbclient import NotebookClient
 
     nb = nbformat.read(student_dir / chapter.name, as_version=4)
