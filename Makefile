@@ -14,10 +14,16 @@
 #   make lint         ruff check + format check
 #   make clean        remove the built book (_build); the environments stay
 #
-# The course kit (README, "Teaching with the book"):
+# The editions for Colab and the course kit (README, "Teaching with the book"):
 #
+#   make colab        the Colab edition: every chapter with its prose as the book shows it
+#                     (no MyST: glued numbers, links, citations), into colab/ (committed: the
+#                     book's Colab buttons and the README open it); needs a `make book` after
+#                     a chapter's code changed, for the numbers its prose quotes
 #   make student      the student edition: every chapter without its solutions, exercises
-#                     as stubs, into student/ (committed: Colab opens it from GitHub)
+#                     as stubs, no MyST, into student/ (committed: Colab opens it from GitHub)
+#   make colab        the Colab edition, colab/: every chapter with its prose as the book shows
+#                     it (glued values from the last make book, links, citations), committed
 #   make course       what students may see (student/assignments, student/labs without their
 #                     answers), the plan's tables and course/schedule.csv, the exam's specimen,
 #                     and the public autograder zips in _build/course
@@ -27,10 +33,14 @@
 #   make bundle SEED=N OUT=FOLDER [START=YYYY-MM-DD]
 #                     the private instructor bundle of a term, outside the repository
 #   make grade-rehearsal   grade a made-up class of 20 (_build/rehearsal), timed
-#   make slides       a reveal.js deck per chapter into _build/slides (executes the chapters
-#                     with nbclient, or reuses the book's outputs where the code is unchanged)
-#   make pdf          the whole book as one PDF, _build/pdf/entmax-book.pdf (needs the system
-#                     packages chromium and libjs-mathjax: apt-get install chromium libjs-mathjax)
+#   make slides       a reveal.js deck per chapter into _build/slides, with speaker notes
+#                     (executes the chapters with nbclient, or reuses the book's outputs where
+#                     the code is unchanged); the folder shows offline: reveal.js and MathJax
+#                     are copied beside the decks (needs the system package libjs-mathjax)
+#   make pdf          the whole book as one PDF: _build/pdf/entmax-book.pdf (A4) and
+#                     entmax-book-letter.pdf, contents with page numbers
+#                     (needs the system packages chromium, libjs-mathjax and poppler-utils:
+#                     apt-get install chromium libjs-mathjax poppler-utils)
 
 PYTHON ?= python3
 VENV ?= .venv
@@ -56,7 +66,7 @@ export JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS ?= 0
 export JAX_PERSISTENT_CACHE_MIN_ENTRY_SIZE_BYTES ?= 0
 
 .DEFAULT_GOAL := help
-.PHONY: help setup book test test-floor lint clean student course grade bundle grade-rehearsal slides pdf
+.PHONY: help setup book test test-floor lint clean colab student course grade bundle grade-rehearsal slides pdf
 
 help:
 	@sed -n '1,/^$$/p' Makefile
@@ -100,6 +110,9 @@ lint: $(STAMP)
 
 clean:
 	rm -rf _build
+
+colab: $(STAMP)
+	python -m tools.colab
 
 student: $(STAMP)
 	python -m tools.student

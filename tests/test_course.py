@@ -1,14 +1,12 @@
-"""The course kit: the student edition, the autograded assignments, the slides.
+"""The course kit: the autograded assignments and the labs (the editions and the slides are
+tested in tests/test_editions.py).
 
-The student edition (`make student`, tools/student.py) must match the chapters as they are now, keep
-no line of any solution and leave a stub for every exercise; the notebooks run up to their first
-exercise because their code up to there is the chapter's own, which nbval runs. The autograder
-(`make course`, tools/course.py, Otter Grader) must give the reference solutions full marks and
-less to a wrong and to a partly right submission, offline, on the latest and the floor versions.
+The autograder (`make course`, tools/course.py, Otter Grader) must give the reference solutions
+full marks and less to a wrong and to a partly right submission, offline, on the latest and the
+floor versions.
 """
 
 import ast
-import copy
 import csv
 import json
 import re
@@ -20,7 +18,7 @@ import pytest
 from scipy import stats as scipy_stats
 
 import entmax_lib
-from tools import bundle, course, exam, fake_class, grading, plan, repository, slides, student
+from tools import bundle, course, exam, fake_class, grading, plan, repository
 
 ROOT = Path(__file__).resolve().parents[1]
 CHAPTERS = sorted((ROOT / "chapters").glob("*.ipynb"))
@@ -29,151 +27,6 @@ MASTERS = course.masters()
 
 def _read(path):
     return nbformat.read(path, as_version=4)
-
-
-# ----------------------------------------------------------------------------------------
-# The student edition
-# ----------------------------------------------------------------------------------------
-
-
-def _solution_parts(nb):
-    """The chapter's solutions, found independently of tools/student.py: every code cell and every
-    markdown line between a solution-start and the next solution-end directive."""
-    code, prose, outside = [], [], []
-    inside = False
-    for cell in nb.cells:
-        if cell.cell_type == "code":
-            (code if inside else outside).append(cell.source)
-            continue
-        text = cell.source
-        while True:
-            marker = "{solution-end}" if inside else "{solution-start}"
-            at = text.find(marker)
-            piece = text if at < 0 else text[:at]
-            (prose if inside else outside).append(piece)
-            if at < 0:
-                break
-            inside = not inside
-            text = text[at + len(marker) :]
-    assert not inside, "a solution without its end"
-    return code, prose, "\n".join(outside)
-
-
-def _lines(sources, minimum=12):
-    return {line.strip() for s in sources for line in s.splitlines() if len(line.strip()) >= minimum}
-
-
-@pytest.fixture(scope="module")
-def edition(tmp_path_factory):
-    """The student edition of the chapters as they are now (the committed copy is checked apart)."""
-    out = tmp_path_factory.mktemp("student")
-    student.build(out)
-    return out
-
-
-def test_committed_student_edition_is_what_make_student_writes(tmp_path):
-    student.build(tmp_path)
-    committed = sorted(p.name for p in (ROOT / "student").glob("*.ipynb"))
-    assert committed == sorted(p.name for p in tmp_path.glob("*.ipynb")) == [p.name for p in CHAPTERS]
-    for name in [*committed, "README.md"]:
-        assert (tmp_path / name).read_text("utf-8") == (ROOT / "student" / name).read_text("utf-8"), (
-            f"student/{name} is out of date: run `make student` and commit student/"
-        )
-
-
-@pytest.mark.parametrize("chapter", CHAPTERS, ids=lambda p: p.stem)
-def test_no_solution_survives(chapter, edition):
-    nb = _read(chapter)
-    code, prose, outside = _solution_parts(nb)
-    notebook = _read(edition / chapter.name)
-    text = "\n".join(c.source for c in notebook.cells)
-    # every solution line long enough to be telling, that the rest of the chapter does not also
-    # contain, is gone (a stub keeps only a solution's `def` lines)
-    outside_lines, student_lines = _lines([outside]), _lines([text])
-    leaked = [
-        line
-        for line in _lines(code) | _lines(prose)
-        if line not in outside_lines and not line.startswith("def ") and line in student_lines
-    ]
-    assert len(_lines(code) - outside_lines) > 0 or not code  # the check has something to check
-    assert not leaked, f"solution lines in student/{chapter.name}: {leaked[:3]}"
-    assert "{solution-start}" not in text and "{solution-end}" not in text
-    assert not any("remove-cell" in c.metadata.get("tags", []) for c in notebook.cells if c.source in code)
-
-
-@pytest.mark.parametrize("chapter", CHAPTERS, ids=lambda p: p.stem)
-def test_every_exercise_has_its_answer_cells(chapter, edition):
-    source = chapter.read_text("utf-8")
-    labels = re.findall(r":label: ([\w-]+-ex\d+)", source)
-    notebook = _read(edition / chapter.name)
-    answers = [c for c in notebook.cells if "exercise" in c.metadata.get("tags", [])]
-    answered = [re.search(r"exercise ([\w-]+-ex\d+)", c.source, flags=re.I).group(1) for c in answers]
-    assert sorted(set(answered)) == sorted(labels)
-    code_stubs = [c for c in answers if c.cell_type == "code"]
-    for stub in code_stubs:
-        ast.parse(stub.source)  # a stub is valid Python
-        body = [line for line in stub.source.splitlines() if line.strip() and not line.startswith("#")]
-        assert all(
-            line.startswith("def ") or line.strip() in ("...", "raise NotImplementedError") for line in body
-        ), stub.source
-
-
-@pytest.mark.parametrize("chapter", CHAPTERS, ids=lambda p: p.stem)
-def test_student_notebook_opens_and_runs_like_the_chapter_up_to_the_first_exercise(chapter, edition):
-    notebook = _read(edition / chapter.name)
-    nbformat.validate(notebook)
-    assert student.colab_url(f"student/{chapter.name}") in notebook.cells[0].source
-    first = next(
-        (i for i, c in enumerate(notebook.cells) if "exercise" in c.metadata.get("tags", [])),
-        len(notebook.cells),
-    )
-    before = [c.source for c in notebook.cells[:first] if c.cell_type == "code"]
-    chapter_code = [c.source for c in _read(chapter).cells if c.cell_type == "code"]
-    # the same code, in the same order, as the chapter that nbval runs cell by cell
-    assert before == chapter_code[: len(before)]
-    assert len(before) >= len(chapter_code) - sum(len(s) > 0 for s in _solution_parts(_read(chapter))[0])
-
-
-def test_split_chapter_handles_shared_cells():
-    # A solution's start in the exercise's cell, its end in the next exercise's cell, prose only.
-    cells = [
-        nbformat.v4.new_markdown_cell(
-            "## Ex\n\n```{exercise}\n:label: chX-ex1\n\nDo A.\n```\n\n```{solution-start} chX-ex1\n"
-            ":class: dropdown\n```\n\nSecret prose A."
-        ),
-        nbformat.v4.new_code_cell("secret_code_a = 1"),
-        nbformat.v4.new_code_cell("assert secret_code_a", metadata={"tags": ["remove-cell"]}),
-        nbformat.v4.new_markdown_cell(
-            "```{solution-end}\n```\n\n```{exercise}\n:label: chX-ex2\n\nDo B.\n```\n\n"
-            "```{solution-start} chX-ex2\n:class: dropdown\n```\n\nSecret B.\n\n"
-            "```{solution-end}\n```\n\nAfter."
-        ),
-    ]
-    nb = nbformat.v4.new_notebook(cells=cells)
-    out, solutions = student.split_chapter(nb)
-    text = "\n".join(c.source for c in out)
-    assert [s.label for s in solutions] == ["chX-ex1", "chX-ex2"]
-    assert solutions[0].code == ["secret_code_a = 1"] and solutions[0].checks == ["assert secret_code_a"]
-    assert "Secret" not in text and "secret_code_a" not in text
-    assert "**Exercise chX-ex1.**" in text and "Do B." in text and text.rstrip().endswith("After.")
-    assert [c.cell_type for c in out if "exercise" in c.metadata.get("tags", [])] == [
-        "markdown",
-        "code",
-        "markdown",
-    ]
-    broken = copy.deepcopy(nb)
-    broken.cells = broken.cells[:3]
-    with pytest.raises(ValueError, match="never ends"):
-        student.split_chapter(broken)
-
-
-def test_stub_keeps_signatures_only():
-    stub = student._stub(
-        "chX-ex1", ['import numpy as np\n\n\ndef f(z, n=3):\n    """Doc."""\n    return z\n']
-    )
-    assert "def f(z, n=3):" in stub and "raise NotImplementedError" in stub
-    assert "return z" not in stub and "Doc." not in stub and "import numpy" not in stub
-    assert student._stub("chX-ex2", ["x = 1"]).rstrip().endswith("...")
 
 
 # ----------------------------------------------------------------------------------------
@@ -335,85 +188,6 @@ def test_wrong_submission_loses_marks(built, name, tmp_path):
 
     result = grading.grade(built[1][name], _variant(built, name, tmp_path, mistake))
     assert result.score < result.max_score
-
-
-# ----------------------------------------------------------------------------------------
-# The slides
-# ----------------------------------------------------------------------------------------
-
-PNG = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg=="
-
-
-def _executed_toy_chapter():
-    image = nbformat.v4.new_output("display_data", data={"image/png": PNG, "text/plain": "<Figure>"})
-    glued = nbformat.v4.new_output(
-        "display_data",
-        data={"application/papermill.record/image/png": PNG},
-        metadata={"scrapbook": {"name": "fig_glued", "mime_prefix": "application/papermill.record/"}},
-    )
-    number = nbformat.v4.new_output(
-        "display_data",
-        data={"application/papermill.record/text/plain": "0.123456"},
-        metadata={"scrapbook": {"name": "gap", "mime_prefix": "application/papermill.record/"}},
-    )
-    cells = [
-        nbformat.v4.new_markdown_cell("(chap-x)=\n# 9. A toy chapter"),
-        nbformat.v4.new_code_cell("import sys"),
-        nbformat.v4.new_markdown_cell("Opening words, see {ref}`the part <ch9-a>` and {cite}`k1,k2`."),
-        nbformat.v4.new_markdown_cell(
-            "(ch9-a)=\n## 9.1 A part\n\nIts lead. The gap is {glue:text}`gap:.2f`.\n\n$$\nx = 1\n$$"
-        ),
-        nbformat.v4.new_code_cell("plot()", outputs=[image]),
-        nbformat.v4.new_code_cell("glue()", outputs=[glued, number]),
-        nbformat.v4.new_markdown_cell("```{glue:figure} fig_glued\n:name: f\n\nA glued figure.\n```"),
-        nbformat.v4.new_markdown_cell("## Exercises\n\n```{exercise}\n:label: ch9-ex1\n\nSecret task.\n```"),
-        nbformat.v4.new_code_cell("solution_plot()", outputs=[image]),
-        nbformat.v4.new_markdown_cell("(ch9-summary)=\n## Summary\n\n- One point."),
-    ]
-    return nbformat.v4.new_notebook(cells=cells)
-
-
-def test_deck_has_title_sections_equations_figures_and_summary_but_no_exercises(tmp_path):
-    nb = _executed_toy_chapter()
-    glue = slides.glue_values(nb)
-    assert slides.figure_count(nb, glue) == 2  # the plot and the glued figure, not the solution's
-    deck = slides.deck_notebook(nb, glue, "The entmax book")
-    text = "\n".join(c.source for c in deck.cells)
-    assert deck.cells[0].source.startswith("# 9. A toy chapter") and "Opening words, see the part" in text
-    assert deck.cells[0].metadata["slideshow"]["slide_type"] == "slide"
-    assert "## 9.1 A part" in text and "$$\nx = 1\n$$" in text and "0.12" in text and "[k1, k2]" in text
-    assert "## Summary" in text and "Secret" not in text and "(ch9-a)=" not in text
-    assert sum(1 for c in deck.cells if c.cell_type == "code") == 1  # the plot, without its code
-    html = slides.render(deck, tmp_path / "deck.slides.html").read_text()
-    slides.check_deck(html, "9. A toy chapter", 2)
-    assert "plot()" not in html and "reveal" in html.lower()
-    with pytest.raises(ValueError, match="images"):
-        slides.check_deck(html, "9. A toy chapter", 3)
-    with pytest.raises(ValueError, match="title"):
-        slides.check_deck(html, "10. Another chapter", 2)
-
-
-@pytest.mark.slow
-def test_a_chapter_deck_built_from_its_executed_student_edition(tmp_path, monkeypatch):
-    # Chapter 7 is the quickest to execute (~20 s). make slides builds and checks all of them.
-    monkeypatch.setattr(slides, "BOOK_OUTPUTS", tmp_path / "no-book-build")
-    (deck,) = slides.build(["07_sparse_outputs"], out=tmp_path).values()
-    html = deck.read_text("utf-8")
-    executed = _read(tmp_path / "executed" / "07_sparse_outputs.ipynb")
-    assert not [
-        o for c in executed.cells if c.cell_type == "code" for o in c.outputs if o.output_type == "error"
-    ]
-    # the figures of the chapter's text, counted here: image outputs before the exercises
-    first_exercise = next(i for i, c in enumerate(executed.cells) if "exercise" in c.metadata.get("tags", []))
-    figures = sum(
-        "image/png" in o.get("data", {})
-        for c in executed.cells[:first_exercise]
-        if c.cell_type == "code"
-        for o in c.outputs
-    )
-    assert figures >= 1
-    assert html.count('src="data:image/png;base64,') >= figures
-    assert re.search(r"<section\b.*?<h1[^>]*>7\. Sparse outputs", html, flags=re.S)
 
 
 # ----------------------------------------------------------------------------------------

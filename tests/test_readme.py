@@ -119,7 +119,7 @@ def test_workflow_badges(workflow):
 @pytest.mark.parametrize("chapter", sorted(p.name for p in (ROOT / "chapters").glob("*.ipynb")))
 def test_every_chapter_has_an_open_in_colab_badge(chapter):
     owner_repo = REPO_URL.removeprefix("https://github.com/")
-    colab = f"https://colab.research.google.com/github/{owner_repo}/blob/main/chapters/{chapter}"
+    colab = f"https://colab.research.google.com/github/{owner_repo}/blob/main/colab/{chapter}"
     assert f"[![Open in Colab](https://colab.research.google.com/assets/colab-badge.svg)]({colab})" in README
 
 

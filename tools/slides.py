@@ -1,4 +1,4 @@
-"""A reveal.js slide deck per chapter, chosen from the executed chapter by rules, built by nbconvert.
+"""A reveal.js slide deck per chapter, chosen from the executed chapter by rules, shown offline.
 
 ``python -m tools.slides [CHAPTER ...]`` (what ``make slides`` runs) writes
 ``_build/slides/<chapter>.slides.html`` for every chapter (or the ones named, by file stem). The
@@ -10,11 +10,21 @@ chapters carry no slide metadata; the selection is made here, on a copy:
   derives), on a sub-slide titled by the section;
 - every **figure** (a code cell's image output, or a ``{glue:figure}``), on a sub-slide titled by
   its section, without the code;
-- the chapter's **Summary**, whole.
+- the chapter's **Summary**, whole;
+- as **speaker notes** (``<aside class="notes">``, press ``s`` in the deck), the paragraphs of each
+  section that its slides skip.
+
+The markdown is converted by ``tools.myst`` as for the Colab edition (glued numbers, links,
+citations as (Author, Year)), then rendered to HTML here with markdown-it; formulas stay TeX for
+MathJax. Nothing is fetched from the network when a deck is shown: ``_build/slides/`` holds the
+decks and one copy of what they load, ``reveal.js/`` (reveal.js 5, MIT, from the Python package
+sphinx-revealjs, a dependency of the book) and ``mathjax/`` (MathJax 2.7, Apache 2.0, from the
+system package libjs-mathjax, as for ``make pdf``; ``MATHJAX=/path/to/MathJax.js`` overrides); the
+folder can be copied to the lecture hall's computer as it is.
 
 The text before the exercises is the same in the chapter and in its student edition, so the
 deck is built from an executed notebook: the book's own outputs
-(``_build/jupyter_execute/chapters/``, written by ``make book``) where the chapter's code has not
+(its execution cache, ``_build/.jupyter_cache``, written by ``make book``) where the chapter's code has not
 changed since, otherwise the student edition (``student/``) executed here with nbclient, which
 also shows that every student notebook runs. A deck without its title slide or with fewer
 images than the executed chapter has figures is an error.
@@ -22,103 +32,70 @@ images than the executed chapter has figures is an error.
 
 from __future__ import annotations
 
-import json
+import html
+import importlib.util
+import os
 import re
+import shutil
 import sys
 import time
 from pathlib import Path
 
 import nbformat
 
+from tools import myst
+
 ROOT = Path(__file__).resolve().parents[1]
 OUT = ROOT / "_build" / "slides"
-BOOK_OUTPUTS = ROOT / "_build" / "jupyter_execute" / "chapters"
-GLUE_PREFIX = "application/papermill.record/"
+BOOK_CACHE = ROOT / "_build" / ".jupyter_cache"
 FIRST_PARAGRAPH = 420  # characters of a section's first paragraph shown on its slide
+MATHJAX = Path(os.environ.get("MATHJAX", "/usr/share/javascript/mathjax/MathJax.js"))
 
-_HEADING = re.compile(r"^(#{1,3}) +(.+)$", re.M)
-_TARGET = re.compile(r"^\([\w-]+\)=[ \t]*\n?", re.M)
+_HEADING = re.compile(r"^(#{1,4}) +(.+)$", re.M)
 _DISPLAY_MATH = re.compile(r"\$\$.+?\$\$|\\begin\{(align|equation|gather)\*?\}.+?\\end\{\1\*?\}", re.S)
 _GLUE_FIGURE = re.compile(r"^(`{3,}|:{3,})\{glue:figure\}[ \t]*(\S+)[^\n]*\n(.*?)^\1[ \t]*$", re.M | re.S)
-_DIRECTIVE = re.compile(r"^(`{3,}|:{3,})\{[\w:-]+\}[^\n]*\n(.*?)^\1[ \t]*$", re.M | re.S)
-_OPTION = re.compile(r"^:[\w-]+:.*$\n?", re.M)
+_IMAGE = re.compile(r"!\[[^\]]*\]\(data:image/png;base64,[^)]+\)")
+_BOOK: myst.Book | None = None
 
 
 def _image(output) -> str | None:
     data = output.get("data", {})
-    for key in ("image/png", GLUE_PREFIX + "image/png"):
+    for key in ("image/png", myst.GLUE_PREFIX + "image/png"):
         if key in data:
             return data[key]
     return None
 
 
 def glue_values(nb, glue_file: Path | None = None) -> dict:
-    """The values a chapter glued (``myst_nb.glue``), by name.
+    """The outputs a chapter glued, by name: ``tools.myst.glued_outputs`` of the notebook and of
+    the book build's ``<chapter>.glue.json`` (where the build keeps them), if it exists."""
+    exists = glue_file is not None and glue_file.exists()
+    return myst.glued_outputs(nb, glue_file if exists else None)
+
+
+def _book() -> myst.Book:
+    global _BOOK
+    if _BOOK is None:
+        _BOOK = myst.load_book()
+    return _BOOK
+
+
+def to_markdown(text: str, glue: dict, book: myst.Book | None = None) -> str:
+    """MyST as the plain Markdown of a slide: ``tools.myst.convert``, figures inline.
 
     Args:
-        nb: the executed notebook.
-        glue_file: the book build's ``<chapter>.glue.json``, where the book keeps them, if any.
+        text: a markdown cell's source (MyST, or already plain).
+        glue: the chapter's glued outputs (see ``glue_values``).
+        book: labels and bibliography (default: the book's, ``tools.myst.load_book``).
 
     Returns:
-        name -> the glued output's data (a dict of MIME type -> value, without papermill's prefix).
+        The converted text, with each ``{glue:figure}`` as an inline (data URI) image.
     """
-    values = {}
-    if glue_file is not None and glue_file.exists():
-        for name, output in json.loads(glue_file.read_text()).items():
-            values[name] = output.get("data", {})
-    for cell in nb.cells:
-        for output in cell.get("outputs", []):
-            name = output.get("metadata", {}).get("scrapbook", {}).get("name")
-            if name:
-                values[name] = {k.removeprefix(GLUE_PREFIX): v for k, v in output.get("data", {}).items()}
-    return values
-
-
-def _glue_text(data: dict, spec: str) -> str:
-    text = str(data.get("text/plain", "")).strip()
-    if len(text) >= 2 and text[0] == text[-1] and text[0] in "'\"":
-        text = text[1:-1]
-    if spec:
-        try:
-            return format(float(text), spec)
-        except ValueError:
-            return text
+    page = myst.Page("chapters/slides", glue)
+    text = myst.convert(text, book or _book(), page, "cell")
+    for name, data in page.attachments.get("cell", {}).items():
+        text = text.replace(f"(attachment:{name})", f"(data:image/png;base64,{data['image/png']})")
     return text
-
-
-def to_markdown(text: str, glue: dict) -> str:
-    """MyST as plain Markdown that a reveal.js slide renders: roles resolved, targets dropped.
-
-    Args:
-        text: a markdown cell's source (MyST).
-        glue: the chapter's glued values (see ``glue_values``).
-
-    Returns:
-        The text with ``{glue:text}`` values filled in, ``{glue:figure}`` as an inline image,
-        ``{ref}``/``{numref}``/``{cite}`` as plain text, and other directives unwrapped.
-    """
-
-    def figure(match: re.Match) -> str:
-        data = glue.get(match.group(2), {})
-        caption = _OPTION.sub("", match.group(3)).strip().replace("\n", " ")
-        if "image/png" not in data:
-            return caption
-        return f"![{caption}](data:image/png;base64,{data['image/png'].strip()})\n\n{caption}\n"
-
-    text = _TARGET.sub("", text)
-    text = _GLUE_FIGURE.sub(figure, text)
-    text = _DIRECTIVE.sub(lambda m: _OPTION.sub("", m.group(2)), text)
-
-    def glue_role(match: re.Match) -> str:
-        name, _, spec = match.group(1).partition(":")
-        return _glue_text(glue.get(name, {}), spec) if name in glue else match.group(0)
-
-    text = re.sub(r"\{glue(?::text)?\}`([^`]+)`", glue_role, text)
-    text = re.sub(r"\{(?:ref|numref|doc)\}`([^`<]+?)\s*<[^`]+>`", r"\1", text)
-    text = re.sub(r"\{(?:ref|numref|doc)\}`([^`]+)`", lambda m: m.group(1).replace("-", " "), text)
-    text = re.sub(r"\{cite(?::\w+)?\}`([^`]+)`", lambda m: "[" + m.group(1).replace(",", ", ") + "]", text)
-    text = re.sub(r"\{math\}`([^`]+)`", r"$\1$", text)
-    return text.strip() + "\n"
 
 
 def _first_paragraph(text: str) -> str:
@@ -141,6 +118,19 @@ def _slide(source: str, kind: str, cell_type: str = "markdown", outputs=None):
         cell.outputs = outputs or []
     cell.metadata["slideshow"] = {"slide_type": kind}
     return cell
+
+
+def _notes(text: str, shown: list[str]) -> list[str]:
+    """The paragraphs of ``text`` that its slides do not show (``shown``): for the speaker notes."""
+    paragraphs = []
+    for paragraph in re.split(r"\n\s*\n", text):
+        paragraph = paragraph.strip()
+        if not paragraph or paragraph.startswith("#") or _IMAGE.search(paragraph):
+            continue
+        if paragraph in shown or _DISPLAY_MATH.fullmatch(paragraph):
+            continue
+        paragraphs.append(paragraph)
+    return paragraphs
 
 
 def figure_count(nb, glue: dict) -> int:
@@ -173,7 +163,7 @@ def _is_exercises(cell) -> bool:
     return cell.cell_type == "markdown" and (
         re.search(r"^## +Exercises?\b", cell.source, flags=re.M) is not None
         or "{exercise}" in cell.source
-        or cell.source.lstrip().startswith("**Exercise ")
+        or re.search(r"^#### +Exercise \d+", cell.source, flags=re.M) is not None
     )
 
 
@@ -206,22 +196,26 @@ def deck_notebook(nb, glue: dict, chapter_label: str):
 
     Returns:
         A new notebook: the title slide, then one slide per section with its equations and figures
-        as sub-slides, then the summary.
+        as sub-slides, then the summary. A section's (or sub-section's) slide carries, in its
+        metadata ``notes``, the paragraphs that the slides skip.
     """
-    cells = _main_cells(nb)
     title, intro = None, ""
-    slides = []
+    slides, title_notes = [], []
+    notes = title_notes
     section = None
-    for cell in cells:
+    for cell in _main_cells(nb):
         if cell.cell_type == "markdown":
             text = to_markdown(cell.source, glue)
             heading = _HEADING.search(text)
+            shown = []
             if title is None and heading and heading.group(1) == "#":
                 title = heading.group(2).strip()
                 intro = _first_paragraph(text[heading.end() :])
+                notes.extend(_notes(text, [intro]))
                 continue
             if not intro and section is None:
                 intro = _first_paragraph(text[: heading.start()] if heading else text)
+                shown.append(intro)
             if heading and heading.group(1) == "###":
                 # a sub-section: its heading and first paragraph (or list), on a sub-slide
                 sub = heading.group(2).strip()
@@ -229,17 +223,22 @@ def deck_notebook(nb, glue: dict, chapter_label: str):
                 nxt = _HEADING.search(rest)
                 body = rest[: nxt.start()] if nxt else rest
                 lead = _first_paragraph(body) or body.strip()[:FIRST_PARAGRAPH]
+                shown.append(lead)
                 slides.append(
                     _slide(f"### {sub}\n\n{lead}".strip() + "\n", "subslide" if section else "slide")
                 )
+                notes = slides[-1].metadata.setdefault("notes", [])
             if heading and heading.group(1) == "##":
                 section = heading.group(2).strip()
                 if section.lower().startswith("summary"):
                     slides.append(_slide(text, "slide"))
                     continue
                 lead = _first_paragraph(text[heading.end() :])
+                shown.append(lead)
                 slides.append(_slide(f"## {section}\n\n{lead}".strip() + "\n", "slide"))
-            for image in re.findall(r"!\[[^\]]*\]\(data:image/png;base64,[^)]+\)", text):
+                notes = slides[-1].metadata.setdefault("notes", [])
+            notes.extend(_notes(text, shown))
+            for image in _IMAGE.findall(text):
                 slides.append(_slide(f"### {section or title}\n\n{image}\n", "subslide"))
             maths = [m.group(0) for m in _DISPLAY_MATH.finditer(text)]
             if maths and section:
@@ -252,12 +251,104 @@ def deck_notebook(nb, glue: dict, chapter_label: str):
     if title is None:
         raise ValueError("the chapter has no title (a '# ' heading)")
     head = _slide(f"# {title}\n\n*{chapter_label}*\n\n{intro}\n", "slide")
-    out = nbformat.v4.new_notebook(cells=[head, *slides], metadata=dict(nb.metadata))
-    return out
+    if title_notes:
+        head.metadata["notes"] = title_notes
+    return nbformat.v4.new_notebook(cells=[head, *slides], metadata=dict(nb.metadata))
+
+
+def _markdown_renderer():
+    from markdown_it import MarkdownIt
+    from mdit_py_plugins.amsmath import amsmath_plugin
+    from mdit_py_plugins.dollarmath import dollarmath_plugin
+
+    md = MarkdownIt("commonmark", {"html": True}).enable("table")
+
+    def maths(content: str, options: dict) -> str:
+        return (r"\[%s\]" if options.get("display_mode") else r"\(%s\)") % html.escape(content)
+
+    dollarmath_plugin(md, double_inline=True, renderer=maths)
+    amsmath_plugin(md, renderer=html.escape)
+    return md
+
+
+def _cell_html(cell, md) -> str:
+    if cell.cell_type == "markdown":
+        return md.render(cell.source)
+    return "".join(
+        f'<img src="data:image/png;base64,{_image(o).strip()}">' for o in cell.outputs if _image(o)
+    )
+
+
+def deck_html(deck, title: str) -> str:
+    """A deck notebook as one reveal.js page that loads only ``reveal.js/`` and ``mathjax/`` beside it.
+
+    Args:
+        deck: the notebook from ``deck_notebook``.
+        title: the page's title.
+
+    Returns:
+        The HTML: a ``<section>`` per slide, its sub-slides nested, its notes as
+        ``<aside class="notes">``.
+    """
+    md = _markdown_renderer()
+    stacks: list[list[str]] = []
+    for cell in deck.cells:
+        kind = cell.metadata.get("slideshow", {}).get("slide_type", "-")
+        if kind == "slide" or not stacks:
+            stacks.append([""])
+        elif kind == "subslide":
+            stacks[-1].append("")
+        body = _cell_html(cell, md)
+        if cell.metadata.get("notes"):
+            body += '<aside class="notes">' + md.render("\n\n".join(cell.metadata["notes"])) + "</aside>"
+        stacks[-1][-1] += body
+    sections = []
+    for stack in stacks:
+        inner = "".join(f"<section>{slide}</section>" for slide in stack)
+        sections.append(inner if len(stack) == 1 else f"<section>{inner}</section>")
+    return TEMPLATE.format(title=html.escape(title), slides="\n".join(sections))
+
+
+TEMPLATE = """<!DOCTYPE html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1.0">
+<title>{title}</title>
+<link rel="stylesheet" href="reveal.js/dist/reveal.css">
+<link rel="stylesheet" href="reveal.js/dist/theme/white.css">
+<style>
+.reveal {{ font-size: 30px; }}
+.reveal h1 {{ font-size: 1.9em; }} .reveal h2 {{ font-size: 1.4em; }} .reveal h3 {{ font-size: 1.15em; }}
+.reveal h1, .reveal h2, .reveal h3 {{ text-transform: none; }}
+.reveal section img {{ max-height: 520px; max-width: 100%; border: 0; box-shadow: none; }}
+.reveal table {{ font-size: 0.7em; }}
+.reveal p, .reveal li {{ text-align: left; }}
+</style>
+<script type="text/x-mathjax-config">
+MathJax.Hub.Config({{tex2jax: {{inlineMath: [["\\\\(", "\\\\)"]], displayMath: [["\\\\[", "\\\\]"]],
+  processEscapes: true}}, TeX: {{extensions: ["AMSmath.js", "AMSsymbols.js"]}},
+  SVG: {{font: "TeX"}}, messageStyle: "none", showMathMenu: false}});
+</script>
+<script src="mathjax/MathJax.js?config=TeX-AMS_SVG"></script>
+</head>
+<body>
+<div class="reveal"><div class="slides">
+{slides}
+</div></div>
+<script src="reveal.js/dist/reveal.js"></script>
+<script src="reveal.js/plugin/notes/notes.js"></script>
+<script>
+Reveal.initialize({{hash: true, slideNumber: "c/t", width: 1280, height: 800, plugins: [RevealNotes]}});
+Reveal.on("slidechanged", () => window.MathJax && MathJax.Hub.Queue(["Typeset", MathJax.Hub]));
+</script>
+</body>
+</html>
+"""
 
 
 def render(deck, path: Path) -> Path:
-    """Write a deck notebook as reveal.js HTML with nbconvert's slides exporter, code hidden.
+    """Write a deck notebook as reveal.js HTML (``deck_html``), with what it loads beside it (``vendor``).
 
     Args:
         deck: the notebook from ``deck_notebook``.
@@ -266,13 +357,77 @@ def render(deck, path: Path) -> Path:
     Returns:
         ``path``.
     """
-    from nbconvert import SlidesExporter
-
-    exporter = SlidesExporter(exclude_input=True, exclude_input_prompt=True, exclude_output_prompt=True)
-    html, _ = exporter.from_notebook_node(deck)
+    title = re.match(r"# (.+)", deck.cells[0].source)
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(html, encoding="utf-8")
+    vendor(path.parent)
+    path.write_text(deck_html(deck, title.group(1) if title else path.stem), encoding="utf-8")
     return path
+
+
+def _reveal_dir() -> Path:
+    spec = importlib.util.find_spec("sphinx_revealjs")
+    if spec is None or spec.origin is None:
+        raise RuntimeError(
+            "make slides needs reveal.js from the package sphinx-revealjs: pip install -e '.[book]'"
+        )
+    return Path(spec.origin).parent / "_static" / "revealjs"
+
+
+REVEAL_FILES = (
+    "LICENSE",
+    "dist/reveal.js",
+    "dist/reveal.css",
+    "dist/theme/white.css",
+    "dist/theme/fonts/source-sans-pro",
+    "plugin/notes/notes.js",
+)
+# MathJax 2 with TeX input and SVG output (its glyphs drawn from its own font data: no web fonts)
+MATHJAX_FILES = (
+    "MathJax.js",
+    "config/TeX-AMS_SVG.js",
+    "jax/input/TeX",
+    "jax/element",
+    "jax/output/SVG/jax.js",
+    "jax/output/SVG/config.js",
+    "jax/output/SVG/autoload",
+    "jax/output/SVG/fonts/TeX",
+    "extensions",
+    "localization/en",
+)
+
+
+def _copy(source: Path, target: Path) -> None:
+    if source.is_dir():
+        # the browsers a deck runs in read the .woff fonts; the .eot/.ttf copies are left out
+        shutil.copytree(source, target, dirs_exist_ok=True, ignore=shutil.ignore_patterns("*.eot", "*.ttf"))
+    else:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(source, target)
+
+
+def vendor(out: Path, mathjax: Path = MATHJAX) -> None:
+    """Copy reveal.js and MathJax (the parts the decks load, with their licences) into ``out``.
+
+    Args:
+        out: the decks' folder; ``out/reveal.js/`` and ``out/mathjax/`` are written.
+        mathjax: the system's ``MathJax.js`` (Debian/Ubuntu: ``apt-get install libjs-mathjax``).
+
+    Raises:
+        RuntimeError: sphinx-revealjs or MathJax is not installed.
+    """
+    if not mathjax.exists():
+        raise RuntimeError(
+            f"make slides needs MathJax 2 at {mathjax}: apt-get install libjs-mathjax (or MATHJAX=...)"
+        )
+    reveal = _reveal_dir()
+    for name in REVEAL_FILES:
+        _copy(reveal / name, out / "reveal.js" / name)
+    for name in MATHJAX_FILES:
+        _copy(mathjax.parent / name, out / "mathjax" / name)
+    notice = Path("/usr/share/doc/libjs-mathjax/copyright")
+    licence = notice if notice.exists() else mathjax.parent / "LICENSE"
+    if licence.exists():
+        shutil.copy2(licence, out / "mathjax" / "LICENSE")
 
 
 def check_deck(html: str, title: str, figures: int) -> None:
@@ -298,6 +453,10 @@ def check_deck(html: str, title: str, figures: int) -> None:
 def executed(chapter: Path, student_dir: Path = ROOT / "student", timeout: int = 1200):
     """The executed chapter: the book's outputs if its code is unchanged, else the student edition run here.
 
+    The book's outputs are read from its execution cache (``_build/.jupyter_cache``, by the
+    chapter's code): the notebooks a build writes into ``_build/jupyter_execute`` keep no
+    outputs when they come from that cache.
+
     Args:
         chapter: the chapter's path.
         student_dir: the student edition (``make student``).
@@ -307,12 +466,15 @@ def executed(chapter: Path, student_dir: Path = ROOT / "student", timeout: int =
         ``(notebook, glue_file_or_None, where)``, ``where`` saying which source was used.
     """
     source = nbformat.read(chapter, as_version=4)
-    book = BOOK_OUTPUTS / chapter.name
-    if book.exists():
-        done = nbformat.read(book, as_version=4)
-        code = lambda nb: [c.source for c in nb.cells if c.cell_type == "code"]
-        if code(done) == code(source):
-            return done, BOOK_OUTPUTS / f"{chapter.stem}.glue.json", "book outputs"
+    if BOOK_CACHE.is_dir():
+        from jupyter_cache import get_cache
+
+        cache = get_cache(BOOK_CACHE)
+        try:  # the cache keeps the code cells: their outputs go back into the chapter
+            _, merged = cache.merge_match_into_notebook(source)
+            return merged, None, "book outputs"
+        except KeyError:  # not executed by the book since its code changed
+            pass
     from nbclient import NotebookClient
 
     nb = nbformat.read(student_dir / chapter.name, as_version=4)

@@ -6,7 +6,7 @@
 In a chapter an exercise is a sphinx-exercise directive in a markdown cell, followed by a gated
 solution::
 
-    ```{exercise}                 <- kept, as a plain "Exercise chN-exK" paragraph
+    ```{exercise}                 <- kept (as "#### Exercise N", see below)
     :label: chN-exK
     ...
     ```
@@ -22,14 +22,19 @@ The solution-start directive may share its cell with the exercise, and the solut
 directive may share its cell with what follows (the next exercise, the summary); both are
 handled. In place of each solution the student gets a markdown cell for the written answer and,
 where the solution had code, a code cell: the solution's function signatures with a body of
-`raise NotImplementedError`, or `...`. Both carry the tag ``exercise``.
+`raise NotImplementedError` (decorators kept), or `...`. Both carry the tag ``exercise``.
+
+Like the Colab edition (``tools/colab.py``), the student edition carries no MyST: its markdown is
+converted by ``tools.myst`` with the glued values of the chapter's last execution, which each
+notebook records in its metadata (``entmax_book``). ``OUT/README.md`` lists the chapters, the
+assignments (``student/assignments/``, written by ``make course``) and the labs (``course/labs/``)
+with their Colab links.
 """
 
 from __future__ import annotations
 
 import ast
 import copy
-import json
 import re
 import sys
 from dataclasses import dataclass, field
@@ -37,15 +42,14 @@ from pathlib import Path
 
 import nbformat
 
+from tools import colab, myst
+
 ROOT = Path(__file__).resolve().parents[1]
 REPO = "entmax-book/entmax-book"
 BRANCH = "main"
 COLAB = "https://colab.research.google.com/github/{repo}/blob/{branch}/{path}"
 BADGE = "https://colab.research.google.com/assets/colab-badge.svg"
 
-_EXERCISE = re.compile(
-    r"^(?P<fence>`{3,})\{exercise\}[^\n]*\n(?P<body>.*?)^(?P=fence)[ \t]*$\n?", re.M | re.S
-)
 _SOLUTION_START = re.compile(
     r"^(?P<fence>`{3,})\{solution-start\}[ \t]*(?P<label>\S+)[^\n]*\n(?:.*?\n)??^(?P=fence)[ \t]*$\n?",
     re.M | re.S,
@@ -53,8 +57,6 @@ _SOLUTION_START = re.compile(
 _SOLUTION_END = re.compile(
     r"^(?P<fence>`{3,})\{solution-end\}[^\n]*\n(?:.*?\n)??^(?P=fence)[ \t]*$\n?", re.M | re.S
 )
-_LABEL = re.compile(r"^:label:[ \t]*(\S+)[ \t]*$", re.M)
-_OPTION = re.compile(r"^:[\w-]+:.*$\n?", re.M)
 
 
 @dataclass
@@ -74,22 +76,9 @@ class Solution:
     checks: list[str] = field(default_factory=list)
 
 
-def _exercise_as_markdown(text: str) -> str:
-    """Turn each ``{exercise}`` directive into a plain paragraph that any Jupyter front end renders."""
-
-    def plain(match: re.Match) -> str:
-        body = match.group("body")
-        label = _LABEL.search(body)
-        name = label.group(1) if label else ""
-        body = _OPTION.sub("", body).strip("\n")
-        return f"**Exercise {name}.**\n\n{body}\n"
-
-    return _EXERCISE.sub(plain, text)
-
-
-def _stub(label: str, code: list[str]) -> str:
-    """The code stub for a solution: its top-level function signatures, or ``...``."""
-    lines = [f"# Exercise {label}: your code here."]
+def _stub(name: str, code: list[str]) -> str:
+    """The code stub for a solution: its top-level functions' decorators and signatures, or ``...``."""
+    lines = [f"# {name}: your code here."]
     defs = []
     for source in code:
         try:
@@ -98,8 +87,9 @@ def _stub(label: str, code: list[str]) -> str:
             continue
         for node in tree.body:
             if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
-                header = source.splitlines()[node.lineno - 1 : node.body[0].lineno - 1]
-                # keep the signature, drop decorators' arguments and any docstring
+                first = min([d.lineno for d in node.decorator_list] + [node.lineno])
+                header = source.splitlines()[first - 1 : node.body[0].lineno - 1]
+                # keep the decorators and the signature, drop any docstring
                 signature = [line for line in header if not line.lstrip().startswith(('"""', "'''"))]
                 defs.append("\n".join(signature) + "\n    raise NotImplementedError")
     if defs:
@@ -111,14 +101,16 @@ def _cell_tags(cell) -> list[str]:
     return list(cell.get("metadata", {}).get("tags", []))
 
 
-def split_chapter(nb) -> tuple[list, list[Solution]]:
+def split_chapter(nb, numbers: dict[str, int] | None = None) -> tuple[list, list[Solution]]:
     """The student's cells of a chapter and the solutions taken out of it.
 
     Args:
         nb: the chapter, an nbformat notebook (not modified).
+        numbers: exercise label -> its number in the book, for the answer cells ("Exercise 10");
+            without it they name the label.
 
     Returns:
-        ``(cells, solutions)``: the new list of cells (markdown exercise statements kept, every
+        ``(cells, solutions)``: the new list of cells (markdown exercise statements kept as MyST, every
         solution replaced by stubs tagged ``exercise``) and one ``Solution`` per exercise, in order.
 
     Raises:
@@ -129,11 +121,13 @@ def split_chapter(nb) -> tuple[list, list[Solution]]:
     current: Solution | None = None
 
     def close(solution: Solution) -> None:
-        answer = nbformat.v4.new_markdown_cell(f"*Your answer to exercise {solution.label}:*\n")
+        number = (numbers or {}).get(solution.label)
+        name = f"Exercise {number}" if number else f"exercise {solution.label}"
+        answer = nbformat.v4.new_markdown_cell(f"*Your answer to {name}:*\n")
         answer.metadata["tags"] = ["exercise"]
         cells.append(answer)
         if solution.code:
-            stub = nbformat.v4.new_code_cell(_stub(solution.label, solution.code))
+            stub = nbformat.v4.new_code_cell(_stub(name, solution.code))
             stub.metadata["tags"] = ["exercise"]
             cells.append(stub)
 
@@ -165,7 +159,7 @@ def split_chapter(nb) -> tuple[list, list[Solution]]:
                 current.prose.append(text[: end.start()])
                 before = "".join(kept).strip()
                 if before:
-                    new = nbformat.v4.new_markdown_cell(_exercise_as_markdown(before))
+                    new = nbformat.v4.new_markdown_cell(before)
                     cells.append(new)
                 kept = []
                 solutions.append(current)
@@ -175,7 +169,7 @@ def split_chapter(nb) -> tuple[list, list[Solution]]:
         rest = "".join(kept).strip()
         if rest:
             new = copy.deepcopy(cell)
-            new.source = _exercise_as_markdown(rest)
+            new.source = rest
             cells.append(new)
     if current is not None:
         raise ValueError(f"the solution of {current.label} never ends (no solution-end)")
@@ -199,39 +193,57 @@ def badge(path: str) -> str:
     return f"[![Open in Colab]({BADGE})]({colab_url(path)})"
 
 
-def student_notebook(nb, path: str):
+def student_notebook(nb, path: str, book: myst.Book, glue: dict):
     """The student edition of one chapter.
 
     Args:
         nb: the chapter, an nbformat notebook.
         path: where the student notebook lives in the repository (for its Colab badge).
+        book: labels and bibliography (``tools.myst.load_book``).
+        glue: the chapter's glued outputs (``tools.colab.chapter_glue``).
 
     Returns:
         A new notebook: a first cell with the Colab badge, then the chapter's cells without the
-        solutions, outputs cleared.
+        solutions, MyST converted, outputs cleared, and the glued values quoted in its metadata.
     """
-    cells, _ = split_chapter(nb)
+    cells, _ = split_chapter(nb, book.exercises)
     head = nbformat.v4.new_markdown_cell(
         f"{badge(path)}\n\n*Student edition: the solutions are removed; each exercise is followed by "
         "a cell for your answer. Generated from the book by `make student`; edit the chapter, not "
         "this file.*\n"
     )
     head.metadata["tags"] = ["student-edition"]
+    name = Path(path).name
+    page = myst.Page(f"chapters/{name.removesuffix('.ipynb')}", glue)
     out = copy.deepcopy(nb)
-    out.cells = [head, *cells]
-    for cell in out.cells:
-        cell.pop("id", None)
-        if cell.cell_type == "code":
-            cell.outputs, cell.execution_count = [], None
+    out.cells = [head, *colab.convert_cells(cells, book, page)]
+    colab.record(out, f"chapters/{name}", myst.code_hash(nb), page)
     return out
 
 
-def _write_notebook(nb, path: Path) -> None:
-    # ids are assigned from the cell's position and content, so that a rebuild is byte-identical
-    for i, cell in enumerate(nb.cells):
-        cell["id"] = f"student-{i:03d}"
-    nbformat.validate(nb)
-    path.write_text(json.dumps(nb, indent=1, ensure_ascii=False, sort_keys=True) + "\n", encoding="utf-8")
+def _title(nb, default: str) -> str:
+    for cell in nb.cells:
+        if cell.cell_type == "markdown":
+            for line in cell.source.splitlines():
+                if line.startswith("# "):
+                    return line.lstrip("# ").strip()
+    return default
+
+
+def _course_rows(folder: str) -> tuple[list[str], list[str]]:
+    """The README's rows for the assignments (``student/assignments/NAME/NAME.ipynb``, written by
+    ``make course``) and the labs (``course/labs/``)."""
+    assignments = []
+    for notebook in sorted((ROOT / folder).glob("assignments/*/*.ipynb")):
+        if notebook.stem == notebook.parent.name:
+            nb = nbformat.read(notebook, as_version=4)
+            path = f"{folder}/assignments/{notebook.parent.name}/{notebook.name}"
+            assignments.append(f"| {_title(nb, notebook.stem)} | {badge(path)} |")
+    labs = []
+    for notebook in sorted((ROOT / "course" / "labs").glob("*.ipynb")):
+        nb = nbformat.read(notebook, as_version=4)
+        labs.append(f"| {_title(nb, notebook.stem)} | {badge(f'course/labs/{notebook.name}')} |")
+    return assignments, labs
 
 
 def build(
@@ -246,38 +258,41 @@ def build(
 
     Returns:
         The paths of the notebooks written.
+
+    Raises:
+        ValueError: ``out`` is or contains ``chapters`` (``tools.colab.check_output_folder``).
+        RuntimeError: a chapter's glued values are not known (``tools.colab.chapter_glue``).
     """
-    out.mkdir(parents=True, exist_ok=True)
-    for old in out.glob("*.ipynb"):
-        old.unlink()
-    written, rows = [], []
+    colab.check_output_folder(out, chapters)
+    book = myst.load_book(chapters.parent)
+    notebooks, rows = {}, []
     for chapter in sorted(chapters.glob("*.ipynb")):
         nb = nbformat.read(chapter, as_version=4)
         path = f"{folder}/{chapter.name}"
-        target = out / chapter.name
-        _write_notebook(student_notebook(nb, path), target)
-        written.append(target)
-        title = next(
-            (
-                line.lstrip("# ").strip()
-                for c in nb.cells
-                if c.cell_type == "markdown"
-                for line in c.source.splitlines()
-                if line.startswith("# ")
-            ),
-            chapter.stem,
-        )
+        notebooks[chapter.name] = student_notebook(nb, path, book, colab.chapter_glue(chapter))
         n = len(split_chapter(nb)[1])
-        rows.append(f"| {title} | {n} | {badge(path)} |")
+        rows.append(f"| {_title(nb, chapter.stem)} | {n} | {badge(path)} |")
+    out.mkdir(parents=True, exist_ok=True)
+    for old in out.glob("*.ipynb"):
+        old.unlink()
+    for name, nb in notebooks.items():
+        colab.write_notebook(nb, out / name, "student")
+    assignments, labs = _course_rows(folder)
     readme = (
         "# The entmax book: student edition\n\n"
         "Every chapter of the book with the solutions removed: each exercise is followed by a cell for "
         "your answer (and, where the solution is code, a stub to complete). Generated by `make student` "
         "from `chapters/`; do not edit these files by hand.\n\n"
-        "| Chapter | Exercises | |\n|---|---|---|\n" + "\n".join(rows) + "\n"
+        "| Chapter | Exercises | |\n|---|---|---|\n" + "\n".join(rows) + "\n\n"
+        "## Assignments\n\n"
+        'Autograded: `grader.check("name")` runs the public tests as you work; hand in the notebook '
+        "(File → Download .ipynb).\n\n"
+        "| Assignment | |\n|---|---|\n" + "\n".join(assignments) + "\n\n"
+        "## Labs\n\n"
+        "| Lab | |\n|---|---|\n" + "\n".join(labs) + "\n"
     )
     (out / "README.md").write_text(readme, encoding="utf-8")
-    return written
+    return [out / name for name in notebooks]
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -288,7 +303,11 @@ def main(argv: list[str] | None = None) -> None:
     """
     argv = sys.argv[1:] if argv is None else argv
     out = Path(argv[0]) if argv else ROOT / "student"
-    for path in build(out):
+    try:
+        paths = build(out)
+    except (ValueError, RuntimeError) as error:
+        sys.exit(f"tools.student: {error}")
+    for path in paths:
         print(path)
 
 
