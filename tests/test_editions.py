@@ -438,7 +438,7 @@ def test_student_readme_links_every_chapter_assignment_and_lab():
             for p in sorted((ROOT / "student" / "assignments").glob("*/*.ipynb"))
             if p.stem == p.parent.name
         ),
-        *(p.relative_to(ROOT).as_posix() for p in sorted((ROOT / "course" / "labs").glob("*.ipynb"))),
+        *(p.relative_to(ROOT).as_posix() for p in sorted((ROOT / "student" / "labs").glob("*.ipynb"))),
     ]
     assert len(notebooks) >= len(CHAPTERS) + 7
     for path in notebooks:
@@ -620,3 +620,20 @@ def test_pdf_contents_gives_the_pages_the_sections_start_on(tmp_path):
     ).stdout
     for title, number in [("1.2 B", one_b), ("2.1 A", two_a)]:
         assert re.search(rf"{re.escape(title)}[ .]*\s{number}\s*$", text, flags=re.M), text
+
+
+def test_a_fork_or_a_term_release_is_one_change_of_config(tmp_path, monkeypatch):
+    """The editions take the repository and release from _config.yml: their badges and install
+    cells point at a fork's tag when the config names it."""
+    from tools import repository
+
+    fork = repository.Repository("me/fork", "term-2027")
+    monkeypatch.setattr(repository, "load", lambda config=None: fork)
+    assert student.colab_url("student/01_softmax_to_entmax.ipynb") == (
+        "https://colab.research.google.com/github/me/fork/blob/term-2027/student/01_softmax_to_entmax.ipynb"
+    )
+    chapter = nbformat.read(ROOT / "chapters" / "01_softmax_to_entmax.ipynb", as_version=4)
+    install = next(c for c in chapter.cells if c.cell_type == "code" and "pip" in c.source)
+    assert repository.CHAPTERS_POINT_AT.pip_url() in install.source
+    assert fork.pip_url() in repository.load().retarget(install.source)
+    assert repository.CHAPTERS_POINT_AT.pip_url() not in repository.load().retarget(install.source)

@@ -31,7 +31,7 @@ from pathlib import Path
 
 import nbformat
 
-from tools import myst
+from tools import myst, repository
 
 ROOT = Path(__file__).resolve().parents[1]
 EDITION = "colab"
@@ -104,6 +104,7 @@ def convert_cells(cells, book: myst.Book, page: myst.Page) -> list:
             if key in page.attachments:
                 new["attachments"] = page.attachments[key]
         elif cell.cell_type == "code":
+            new.source = repository.load().retarget(cell.source)  # install the configured release
             new.outputs, new.execution_count = [], None
         out.append(new)
     return out

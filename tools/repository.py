@@ -45,9 +45,31 @@ class Repository:
         """What ``pip install`` takes to install the book's packages at the release."""
         return f"git+https://github.com/{self.name}.git@{self.release}"
 
+    def retarget(self, text: str) -> str:
+        """``text`` with the chapters' own repository and release (:data:`CHAPTERS_POINT_AT`, as
+        the chapters' install cells and links are written) replaced by this one's.
+
+        Example:
+            >>> Repository("me/fork", "term-2027").retarget("pip install git+https://github.com/entmax-book/entmax-book.git@main")
+            'pip install git+https://github.com/me/fork.git@term-2027'
+        """
+        source = CHAPTERS_POINT_AT
+        for old, new in (
+            (source.pip_url(), self.pip_url()),
+            (f"/{source.name}/blob/{source.release}/", f"/{self.name}/blob/{self.release}/"),
+            (f"/{source.name}/{source.release}/", f"/{self.name}/{self.release}/"),
+        ):
+            text = text.replace(old, new)
+        return text
+
     def fill(self, text: str) -> str:
         """``text`` with the placeholders ``{{repository}}`` and ``{{release}}`` filled in."""
         return text.replace("{{repository}}", self.name).replace("{{release}}", self.release)
+
+
+#: The repository and release the chapters' own install cells and links are written for; the
+#: generated editions point at :func:`load`'s instead (:meth:`Repository.retarget`).
+CHAPTERS_POINT_AT = Repository("entmax-book/entmax-book", "main")
 
 
 def load(config: Path = CONFIG) -> Repository:

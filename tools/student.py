@@ -42,12 +42,9 @@ from pathlib import Path
 
 import nbformat
 
-from tools import colab, myst
+from tools import colab, myst, repository
 
 ROOT = Path(__file__).resolve().parents[1]
-REPO = "entmax-book/entmax-book"
-BRANCH = "main"
-COLAB = "https://colab.research.google.com/github/{repo}/blob/{branch}/{path}"
 BADGE = "https://colab.research.google.com/assets/colab-badge.svg"
 
 _SOLUTION_START = re.compile(
@@ -177,7 +174,8 @@ def split_chapter(nb, numbers: dict[str, int] | None = None) -> tuple[list, list
 
 
 def colab_url(path: str) -> str:
-    """The Colab address of a notebook of this repository's main branch.
+    """The Colab address of a notebook of the repository, at the release students use
+    (``_config.yml``'s ``repository``, see ``tools.repository``).
 
     Args:
         path: the notebook's path in the repository, e.g. ``student/01_softmax_to_entmax.ipynb``.
@@ -185,7 +183,7 @@ def colab_url(path: str) -> str:
     Returns:
         The URL that opens it in Google Colab.
     """
-    return COLAB.format(repo=REPO, branch=BRANCH, path=path)
+    return repository.load().colab_url(path)
 
 
 def badge(path: str) -> str:
@@ -240,9 +238,9 @@ def _course_rows(folder: str) -> tuple[list[str], list[str]]:
             path = f"{folder}/assignments/{notebook.parent.name}/{notebook.name}"
             assignments.append(f"| {_title(nb, notebook.stem)} | {badge(path)} |")
     labs = []
-    for notebook in sorted((ROOT / "course" / "labs").glob("*.ipynb")):
+    for notebook in sorted((ROOT / folder / "labs").glob("*.ipynb")):
         nb = nbformat.read(notebook, as_version=4)
-        labs.append(f"| {_title(nb, notebook.stem)} | {badge(f'course/labs/{notebook.name}')} |")
+        labs.append(f"| {_title(nb, notebook.stem)} | {badge(f'{folder}/labs/{notebook.name}')} |")
     return assignments, labs
 
 
