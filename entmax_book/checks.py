@@ -28,6 +28,7 @@ from entmax_lib.attention import NORMALISERS
 
 __all__ = [
     "INT64_MAX",
+    "SEED_MAX",
     "boolean",
     "count",
     "counts",
@@ -39,8 +40,12 @@ __all__ = [
     "rate",
 ]
 
-#: The largest seed or count the experiments accept: NumPy and JAX take 64-bit integers.
+#: The largest count the experiments accept: NumPy and JAX take 64-bit integers.
 INT64_MAX = 2**63 - 1
+
+#: The largest seed: ``jax.random.key`` keeps only 32 bits of a seed unless 64-bit mode is on, so
+#: a larger seed would silently draw the weights of a smaller one.
+SEED_MAX = 2**32 - 1
 
 
 def is_int(value) -> bool:

@@ -24,7 +24,6 @@ __all__ = [
     "GRADIENTS",
     "LEARNED_ALPHA_MIN",
     "LEARNED_ALPHA_SPAN",
-    "SEED_MAX",
     "ToyConfig",
     "logit_for_alpha",
 ]
@@ -38,10 +37,6 @@ DEMO_ALPHA_INIT = LEARNED_ALPHA_MIN + LEARNED_ALPHA_SPAN / (1.0 + math.exp(1.0))
 
 #: How the attention map is differentiated in training (see :func:`entmax_book.toy.model.forward`).
 GRADIENTS = ("closed_form", "autodiff")
-
-#: The largest seed: ``jax.random.key`` keeps 32 bits of a seed (without 64-bit mode), so two
-#: larger seeds 2³² apart would draw the same initial weights.
-SEED_MAX = 2**32 - 1
 
 
 def logit_for_alpha(alpha: float) -> float:
@@ -90,7 +85,7 @@ class ToyConfig:
 
     Attributes (the sweep and the training, read by :mod:`entmax_book.toy.experiment`):
       lengths: the sequence lengths L (distinct integers > K; an int is one length).
-      seeds: the seeds S (distinct integers in [0, :data:`SEED_MAX`]): initial weights and
+      seeds: the seeds S (distinct integers in [0, :data:`entmax_book.checks.SEED_MAX`]): initial weights and
         minibatch order.
       variants: names from :data:`entmax_lib.attention.NORMALISERS`.
       steps: Adam steps.
@@ -184,8 +179,8 @@ class ToyConfig:
         logit_for_alpha(self.alpha_init)
         self._set("variants", checks.normaliser_names("variants", self.variants))
         seeds = [self.seeds] if checks.is_int(self.seeds) else self.seeds
-        if isinstance(seeds, list | tuple):  # SEED_MAX first: counts() knows only int64's bound
-            seeds = [checks.count("each entry of seeds", s, 0, SEED_MAX) for s in seeds]
+        if isinstance(seeds, list | tuple):  # checks.SEED_MAX first: counts() knows only int64's bound
+            seeds = [checks.count("each entry of seeds", s, 0, checks.SEED_MAX) for s in seeds]
         self._set("seeds", checks.counts("seeds", seeds, 0))
 
     def _check_sweep(self):

@@ -211,7 +211,7 @@ class TranslationConfig:
     >>> TranslationConfig(seed=-1)
     Traceback (most recent call last):
     ...
-    ValueError: seed must be an integer >= 0, got -1.
+    ValueError: seed must be an integer in [0, 4294957295], got -1.
     """
 
     seed: int = 0
@@ -221,7 +221,8 @@ class TranslationConfig:
     analysis: AnalysisConfig = AnalysisConfig()
 
     def __post_init__(self):
-        checks.count("seed", self.seed, minimum=0)
+        # the α logits are drawn from the stream seed + 10_000 (see model.Transformer)
+        checks.count("seed", self.seed, minimum=0, maximum=checks.SEED_MAX - 10_000)
         for name, kind in _PARTS.items():
             if not isinstance(getattr(self, name), kind):
                 raise TypeError(f"{name} must be a {kind.__name__}, got {getattr(self, name)!r}.")

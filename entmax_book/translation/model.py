@@ -199,7 +199,7 @@ class Transformer(nnx.Module):
         if not isinstance(config, ModelConfig):
             raise TypeError(f"config must be a ModelConfig, got {type(config).__name__}.")
         self.vocab_size = checks.count("vocab_size", vocab_size)
-        seed = checks.count("seed", seed, minimum=0)
+        seed = checks.count("seed", seed, minimum=0, maximum=checks.SEED_MAX - 10_000)
         self.config, self.normaliser, self.pad_id = config, config.normaliser, PAD_ID
         rngs, alpha_rngs = nnx.Rngs(params=seed), nnx.Rngs(params=seed + 10_000)
         self.embed = nnx.Embed(vocab_size, config.d_model, rngs=rngs)

@@ -2,7 +2,8 @@
 
 import pytest
 
-from entmax_book.toy.config import SEED_MAX, ToyConfig
+from entmax_book.checks import SEED_MAX
+from entmax_book.toy.config import ToyConfig
 
 
 def test_bad_task_settings_raise_when_the_config_is_made():
