@@ -103,9 +103,7 @@ def progress(iterable_or_total=None, desc=None, enabled=None, **kwargs):
         enabled = interactive()
     if isinstance(iterable_or_total, (int, np.integer)) and not isinstance(iterable_or_total, bool):
         if iterable_or_total < 0:
-            raise ValueError(
-                f"iterable_or_total must be a number of steps >= 0, got {iterable_or_total}."
-            )
+            raise ValueError(f"iterable_or_total must be a number of steps >= 0, got {iterable_or_total}.")
         iterable, total = None, int(iterable_or_total)
     else:
         iterable, total = iterable_or_total, kwargs.pop("total", None)

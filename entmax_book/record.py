@@ -153,7 +153,9 @@ def _small_arrays(arrays: dict) -> dict:
     for key, value in arrays.items():
         array = np.asarray(value)
         if array.dtype.kind == "O":
-            raise TypeError(f"arrays[{key!r}] has dtype object, which only pickling could store; give numbers.")
+            raise TypeError(
+                f"arrays[{key!r}] has dtype object, which only pickling could store; give numbers."
+            )
         if "float" in array.dtype.name:
             with np.errstate(over="ignore"):  # an overflow becomes inf, refused just below
                 array = array.astype(np.float16)
@@ -268,7 +270,8 @@ def load(experiment: str, name: str, folder=None) -> dict:
     base = _base(experiment, folder)
     path = _record_file(base, name, ".json")
     if not path.is_file():
-        present = sorted(p.stem for p in base.glob("*.json") if _NAME.fullmatch(p.stem)) if base.is_dir() else []
+        stems = (p.stem for p in base.glob("*.json")) if base.is_dir() else ()
+        present = sorted(stem for stem in stems if _NAME.fullmatch(stem))  # not x.refused
         command = f"python -m entmax_book.{experiment}_record" if experiment else "the experiment's command"
         raise FileNotFoundError(
             f"no recorded run {name!r} in {base} (recorded: {present or 'none'}); "
@@ -278,13 +281,14 @@ def load(experiment: str, name: str, folder=None) -> dict:
         record = json.loads(path.read_bytes().decode("utf-8"), parse_constant=_refuse_constant)
     except _NonFinite as constant:
         raise ValueError(
-            f"{path} is not a readable record: it holds the non-finite number {constant}; {_again(experiment)}."
+            f"{path} is not a readable record: it holds the non-finite number {constant}; "
+            f"{_again(experiment)}."
         ) from None
     except (UnicodeDecodeError, json.JSONDecodeError) as error:
         raise ValueError(f"{path} is not a readable record ({error}); {_again(experiment)}.") from None
     if not (isinstance(record, dict) and {"provenance", "result"} <= set(record)):
         raise ValueError(
-            f"{path} is not a readable record (not {{\"provenance\": …, \"result\": …}}); {_again(experiment)}."
+            f'{path} is not a readable record (not {{"provenance": …, "result": …}}); {_again(experiment)}.'
         )
     return record
 
@@ -351,7 +355,9 @@ def _check_folder(folder: Path):
         with tempfile.TemporaryFile(dir=folder):
             pass
     except OSError as error:
-        raise ValueError(f"folder {folder} cannot hold records ({error}); choose a writable folder.") from None
+        raise ValueError(
+            f"folder {folder} cannot hold records ({error}); choose a writable folder."
+        ) from None
 
 
 def _raw(value):

@@ -74,9 +74,7 @@ def paired(claim: str, setting: str, a, b=0.0) -> Comparison:
         raise ValueError(f"a must be one value per seed for at least 2 seeds, got shape {a.shape}.")
     b = np.asarray(b, np.float64)
     if b.ndim != 0 and b.shape != a.shape:
-        raise ValueError(
-            f"b must be a number or one value per seed of a ({len(a)}), got shape {b.shape}."
-        )
+        raise ValueError(f"b must be a number or one value per seed of a ({len(a)}), got shape {b.shape}.")
     d = a - b
     if not np.all(np.isfinite(d)):
         raise ValueError(f"the differences for {claim!r} ({setting}) are not all finite: {d}.")

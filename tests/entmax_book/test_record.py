@@ -92,7 +92,7 @@ def test_arrays_are_saved_beside_the_record_in_float16(tmp_path):
 
 @pytest.mark.parametrize("constant", ["NaN", "Infinity", "-Infinity"])
 def test_load_refuses_non_finite_numbers_naming_the_file(tmp_path, constant):
-    (tmp_path / "r.json").write_text('{"provenance": {}, "result": {"x": [1.0, %s]}}' % constant)
+    (tmp_path / "r.json").write_text('{"provenance": {}, "result": {"x": [1.0, ' + constant + "]}}")
     with pytest.raises(ValueError, match=f"r.json.*{constant}"):
         record.load("toy", "r", tmp_path)
 
@@ -206,7 +206,8 @@ def test_a_failed_rename_leaves_no_partial_file(tmp_path, monkeypatch):
 
 
 def test_numpy_scalars_and_arrays_in_a_result_are_recorded_as_numbers(tmp_path):
-    result = {"a": np.float32(0.5), "b": np.int64(3), "c": np.bool_(True), "d": np.arange(3), "e": (np.float64(0.25),)}
+    result = {"a": np.float32(0.5), "b": np.int64(3), "c": np.bool_(True), "d": np.arange(3)}
+    result["e"] = (np.float64(0.25),)
     record.save(tmp_path / "r.json", result, {"config": {"lr": np.float32(1e-3)}})
     loaded = record.load("toy", "r", tmp_path)
     assert loaded["result"] == {"a": 0.5, "b": 3, "c": True, "d": [0, 1, 2], "e": [0.25]}
@@ -237,7 +238,8 @@ def test_a_refused_result_is_kept_beside_and_its_key_named(tmp_path):
     def diverged(done):
         return {"lr": 1.0}, {"history": {"loss": [1.0, float("nan")]}, "step": np.int64(2)}, {"w": np.ones(3)}
 
-    with pytest.raises(ValueError, match=r"'bad'.*result\['history'\]\['loss'\]\[1\] is nan.*bad\.refused\.json"):
+    named = r"'bad'.*result\['history'\]\['loss'\]\[1\] is nan.*bad\.refused\.json"
+    with pytest.raises(ValueError, match=named):
         record.record_runs({"ok": _run(1.0, calls), "bad": diverged}, tmp_path)
     assert sorted(p.name for p in tmp_path.iterdir()) == ["bad.refused.json", "bad.refused.npz", "ok.json"]
     kept = json.loads((tmp_path / "bad.refused.json").read_text())
@@ -257,7 +259,8 @@ def test_a_refused_result_is_kept_beside_and_its_key_named(tmp_path):
 def test_only_must_be_a_non_empty_list_of_names(tmp_path):
     calls = []
     runs = {"demo": _run(1.0, calls)}
-    with pytest.raises(TypeError, match=r"only must be a list of run names, got the string 'demo'; write \['demo'\]"):
+    string = r"only must be a list of run names, got the string 'demo'; write \['demo'\]"
+    with pytest.raises(TypeError, match=string):
         record.record_runs(runs, tmp_path, only="demo")
     with pytest.raises(ValueError, match="only is empty"):
         record.record_runs(runs, tmp_path, only=[])
