@@ -17,7 +17,11 @@ from __future__ import annotations
 
 import ast
 import inspect
+import math
+import numbers
 import textwrap
+
+import numpy as np
 
 __all__ = ["ALPHA_CMAP", "MAP_STYLES", "glue", "map_style", "show_source"]
 
@@ -68,6 +72,43 @@ def show_source(obj) -> None:
     print("".join(line for i, line in enumerate(lines) if i not in docstring_lines))
 
 
+def _check_name(name):
+    if not isinstance(name, str):
+        raise TypeError(f"name must be a string, got {type(name).__name__} {name!r}.")
+    if not name or any(c.isspace() or c in ":`" for c in name):
+        raise ValueError(
+            f"name must be a non-empty string without spaces, colons or backticks (the text refers "
+            f"to it as {{glue:text}}`name:.2f`), got {name!r}."
+        )
+
+
+def _number(name, value) -> float:
+    """``value`` as a finite Python float, or a clear error naming ``name``."""
+    wrong = f"value of {name!r} must be a number, a string or a figure, got"
+    if isinstance(value, (bool, np.bool_)):
+        raise TypeError(f"{wrong} bool {value!r}; glue a word for a truth value.")
+    if isinstance(value, numbers.Real):
+        try:
+            number = float(value)
+        except OverflowError:  # a Python int beyond float range
+            raise ValueError(
+                f"value of {name!r} must be finite (within float range), got an integer of "
+                f"{len(str(abs(value)))} digits."
+            ) from None
+    elif hasattr(value, "__array__"):  # NumPy and JAX arrays and scalars
+        array = np.asarray(value)
+        if not (array.dtype.kind in "iuf" or "float" in array.dtype.name):
+            raise TypeError(f"{wrong} an array of dtype {array.dtype}.")
+        if array.size != 1:
+            raise TypeError(f"{wrong} an array of shape {array.shape}; glue one value.")
+        number = float(array.reshape(()))
+    else:
+        raise TypeError(f"{wrong} {type(value).__name__}.")
+    if not math.isfinite(number):
+        raise ValueError(f"value of {name!r} must be finite, got {number}.")
+    return number
+
+
 def glue(name: str, value) -> None:
     """Store a computed value under ``name`` for the text to quote (``{glue:text}`name:.2f```).
 
@@ -77,9 +118,16 @@ def glue(name: str, value) -> None:
     a figure is drawn.
 
     Args:
-      name: the key the text refers to; unique within a chapter.
-      value: a number (NumPy and JAX scalars included; stored as a Python float), a string,
-        or a matplotlib figure.
+      name: the key the text refers to; unique within a chapter, non-empty, without spaces,
+        colons or backticks.
+      value: a finite real number (NumPy and JAX scalars and one-element arrays included;
+        stored as a Python float), a string, or a matplotlib figure.
+
+    Raises:
+      TypeError: a ``name`` that is not a string; a ``value`` that is not a real number, a
+        string or a figure (bytes, a bool, a complex number, a string or multi-element array).
+      ValueError: an empty ``name`` or one with spaces, colons or backticks; NaN, ±inf or an
+        integer beyond float range.
 
     Example (outside the build, as on Colab, where MyST-NB is not installed):
       >>> import sys, unittest.mock
@@ -87,14 +135,10 @@ def glue(name: str, value) -> None:
       ...     glue("answer", 42)
       answer = 42.0
     """
+    _check_name(name)
     is_figure = hasattr(value, "savefig")
     if not (is_figure or isinstance(value, str)):
-        try:
-            value = float(value)
-        except TypeError:
-            raise TypeError(
-                f"value of {name!r} must be a number, a string or a figure, got {type(value).__name__}."
-            ) from None
+        value = _number(name, value)
     try:
         from myst_nb import glue as myst_glue
     except ImportError:

@@ -81,7 +81,7 @@ def progress(iterable_or_total=None, desc=None, enabled=None, **kwargs):
     """A ``tqdm.auto`` progress bar that is on only when :func:`interactive` (or ``enabled``).
 
     Args:
-      iterable_or_total: an iterable to wrap, or the number of steps (an int) for a bar
+      iterable_or_total: an iterable to wrap, or the number of steps (an int ≥ 0) for a bar
         advanced by hand with ``bar.update()``.
       desc: the label in front of the bar.
       enabled: True/False to force the bar on/off; None (default) decides by :func:`interactive`.
@@ -89,6 +89,9 @@ def progress(iterable_or_total=None, desc=None, enabled=None, **kwargs):
 
     Returns:
       The bar; iterating it yields the iterable's items whether it is shown or not.
+
+    Raises:
+      ValueError: a negative number of steps.
 
     >>> bar = progress(range(3), desc="demo", enabled=False)
     >>> [i for i in bar]
@@ -99,6 +102,8 @@ def progress(iterable_or_total=None, desc=None, enabled=None, **kwargs):
     if enabled is None:
         enabled = interactive()
     if isinstance(iterable_or_total, (int, np.integer)) and not isinstance(iterable_or_total, bool):
+        if iterable_or_total < 0:
+            raise ValueError(f"iterable_or_total must be a number of steps >= 0, got {iterable_or_total}.")
         iterable, total = None, int(iterable_or_total)
     else:
         iterable, total = iterable_or_total, kwargs.pop("total", None)

@@ -59,7 +59,8 @@ def paired(claim: str, setting: str, a, b=0.0) -> Comparison:
     Args:
       claim, setting: the words of the row (see :class:`Comparison`).
       a: per-seed values, shape (n,), n ≥ 2.
-      b: per-seed values of the same seeds, or a number (a one-sample comparison).
+      b: per-seed values of the same seeds (the shape of ``a``), or a number (a one-sample
+        comparison).
 
     Returns:
       A :class:`Comparison`.
@@ -71,7 +72,9 @@ def paired(claim: str, setting: str, a, b=0.0) -> Comparison:
     a = np.asarray(a, np.float64)
     if a.ndim != 1 or len(a) < 2:
         raise ValueError(f"a must be one value per seed for at least 2 seeds, got shape {a.shape}.")
-    b = np.broadcast_to(np.asarray(b, np.float64), a.shape)
+    b = np.asarray(b, np.float64)
+    if b.ndim != 0 and b.shape != a.shape:
+        raise ValueError(f"b must be a number or one value per seed of a ({len(a)}), got shape {b.shape}.")
     d = a - b
     if not np.all(np.isfinite(d)):
         raise ValueError(f"the differences for {claim!r} ({setting}) are not all finite: {d}.")
@@ -119,6 +122,8 @@ def verdict(p_corrected: float, mean: float) -> str:
     """
     if not 0.0 <= p_corrected <= 1.0:
         raise ValueError(f"p_corrected must lie in [0, 1], got {p_corrected}.")
+    if not np.isfinite(mean):
+        raise ValueError(f"mean must be a finite number, got {mean}.")
     if p_corrected < 0.05 and mean != 0.0:
         return "holds" if mean > 0 else "reversed"
     if p_corrected < 0.10 and mean > 0:
@@ -135,7 +140,8 @@ def plateaued(
     With v_a the value at the first kept step at or after a = (1 − last_fraction) · (last
     step) and v_min the smallest value from there on: plateau ⇔ (v_a − v_min) / |v_a| <
     tolerance, or v_a − v_min < tolerance with ``relative=False`` (for an error rate, say). A
-    loss still falling by 1 % or more over the last quarter has not converged.
+    loss still falling by 1 % or more over the last quarter has not converged; a curve that does
+    not fall at all (v_min = v_a, even at 0) has.
 
     Args:
       steps: the steps at which the curve was measured, increasing.
@@ -163,7 +169,8 @@ def plateaued(
         raise ValueError(f"the last {last_fraction:.0%} of the run holds fewer than two measured points.")
     v_a = values[start]
     gain = v_a - values[start:].min()
-    return bool((gain / abs(v_a) if relative else gain) < tolerance)
+    # A product, not gain/|v_a|: a curve flat at 0 is flat (no 0/0), one falling from 0 is not.
+    return bool(gain == 0.0 or gain < tolerance * (abs(v_a) if relative else 1.0))
 
 
 class Verdict(NamedTuple):

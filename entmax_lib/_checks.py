@@ -77,12 +77,14 @@ def _broadcast_alpha(alpha, x_shape, axis, compute, name="alpha", x_name="x"):
             f"(shape {tuple(x_shape)}): one value per slice, not per entry."
         )
     try:
-        np.broadcast_shapes(padded, tuple(x_shape))
+        broadcast = np.broadcast_shapes(padded, tuple(x_shape))
     except ValueError:
+        broadcast = None
+    if broadcast != tuple(x_shape):  # α may not add rows that x does not have
         raise ValueError(
-            f"{name} with shape {alpha.shape} does not broadcast against {x_name} "
-            f"with shape {tuple(x_shape)}."
-        ) from None
+            f"{name} with shape {alpha.shape} does not broadcast to {x_name} with shape "
+            f"{tuple(x_shape)}: each of its axes must have {x_name}'s size there or size 1."
+        )
     alpha = alpha.reshape(padded).astype(compute)
     alpha = jnp.moveaxis(alpha, axis, -1)
     moved = tuple(np.delete(np.array(x_shape), axis)) + (1,)

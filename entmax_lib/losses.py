@@ -11,9 +11,11 @@ which on the simplex is (Σ_i p_i^α − 1)/(α(α−1)), and its Fenchel–Youn
     L_α(z, y) = Ω*_α(z) − ⟨z, y⟩ + Ω_α(y),    Ω*_α(z) = ⟨z, p*⟩ − Ω_α(p*),
 
 that is L = ⟨p* − y, z⟩ + Ω_α(y) − Ω_α(p*). It is convex in z, non-negative, zero exactly
-when p* = y, and α = 1 gives softmax cross-entropy, α = 2 the sparsemax loss of Martins &
-Astudillo (2016); Peters, Niculae & Martins (2019) train with α = 1.5. Unlike the log-loss of
-a sparse map, it stays finite when the right class gets probability zero.
+when p* = y. α = 2 gives the sparsemax loss of Martins & Astudillo (2016); Peters, Niculae &
+Martins (2019) train with α = 1.5. α = 1 gives softmax cross-entropy for a class label (Ω(e_k)
+= 0); for a probability target y it gives KL(y ‖ softmax(z)) = cross-entropy − H(y), which is
+zero at softmax(z) = y (cross-entropy is not) and has the same gradient. Unlike the log-loss
+of a sparse map, it stays finite when the right class gets probability zero.
 
 Derivatives (``jax.custom_jvp`` rules, computed from p*, never through the threshold search):
 
@@ -83,33 +85,38 @@ def _concrete(x):
 def _prepare_labels(labels, z_shape, axis, compute):
     """Integer class indices or probability targets → (targets with the class axis last, bad rows).
 
-    ``bad`` marks rows whose (traced) integer label is out of range: their loss becomes NaN.
+    Concrete labels are checked as given, before JAX converts them: without x64 it would wrap an
+    int64 index such as 2**32 + 1 to 1. ``bad`` marks rows whose (traced) integer label is out of
+    range: their loss becomes NaN.
     """
-    y = jnp.asarray(labels)
+    y_np = _concrete(labels)
+    dtype = jnp.asarray(labels).dtype if y_np is None else y_np.dtype
     n_classes = z_shape[axis]
     batch_shape = z_shape[:axis] + z_shape[axis + 1 :]
-    if jnp.issubdtype(y.dtype, jnp.integer):
-        if y.shape != batch_shape:
+    is_integer = jnp.issubdtype(dtype, jnp.integer) and dtype != np.bool_
+    if not (is_integer or jnp.issubdtype(dtype, jnp.floating)):
+        raise TypeError(
+            f"labels must be integer class indices or floating-point probabilities, got dtype {dtype}."
+        )
+    shape = np.shape(labels) if y_np is None else y_np.shape
+    if is_integer:
+        if shape != batch_shape:
             raise ValueError(
                 f"integer labels must have the shape of scores without axis {axis}, {batch_shape}; "
-                f"got {y.shape}."
+                f"got {shape}."
             )
-        y_np = _concrete(y)
         if y_np is not None and y_np.size and (y_np.min() < 0 or y_np.max() >= n_classes):
             raise ValueError(
                 f"labels must be class indices in [0, {n_classes}), got values from "
                 f"{y_np.min()} to {y_np.max()}."
             )
+        y = jnp.asarray(labels)
         return jax.nn.one_hot(y, n_classes, dtype=compute), (y < 0) | (y >= n_classes)
-    if not jnp.issubdtype(y.dtype, jnp.floating):
-        raise TypeError(
-            f"labels must be integer class indices or floating-point probabilities, got dtype {y.dtype}."
-        )
-    if y.shape != tuple(z_shape):
-        raise ValueError(f"probability labels must have the shape of scores {tuple(z_shape)}; got {y.shape}.")
-    y_np = _concrete(y)
+    if shape != tuple(z_shape):
+        raise ValueError(f"probability labels must have the shape of scores {tuple(z_shape)}; got {shape}.")
     if y_np is not None:
-        _check_distributions(np.moveaxis(y_np.astype(np.float64), axis, -1), y.dtype)
+        _check_distributions(np.moveaxis(y_np.astype(np.float64), axis, -1), dtype)
+    y = jnp.asarray(labels)
     return jnp.moveaxis(y.astype(compute), axis, -1), jnp.zeros(batch_shape, bool)
 
 
@@ -140,20 +147,18 @@ def _neg_log(p):
 def _omega(p, alpha):
     """Ω_α(p) = Σ (p^α − p)/(α(α−1)), Σ p log p at α = 1; a Python float or a (..., 1) array α."""
     if isinstance(alpha, float):
-        if alpha == 1.0:
-            return -jnp.sum(p * _neg_log(p), axis=-1)
+        # Exact shortcuts where α − 1 is not small (no cancellation); one formula otherwise.
         if alpha == 2.0:
             return jnp.sum(p * p - p, axis=-1) / 2.0
         if alpha == 1.5:
             return jnp.sum(p * jnp.sqrt(p) - p, axis=-1) / 0.75
-        return jnp.sum(p**alpha - p, axis=-1) / (alpha * (alpha - 1.0))
-    # p^α − p = p (e^{−βℓ} − 1): expm1 and a division by β only where β > 0 keep it exact
-    # as α → 1, where the form above cancels catastrophically.
+    # p^α − p = p (e^{−βℓ} − 1): expm1 and a division by β only where β > 0 keep it exact as
+    # α → 1, where (p^α − p)/(α − 1) cancels catastrophically (30 % off at α = 1 + 1e-7 in float32).
     beta = alpha - 1.0
     ell = _neg_log(p)
     beta_safe = jnp.where(beta > 0, beta, 1.0)
     e = jnp.where(beta > 0, jnp.expm1(-beta * ell) / beta_safe, -ell)
-    return jnp.sum(p * e, axis=-1) / alpha[..., 0]
+    return jnp.sum(p * e, axis=-1) / (alpha if isinstance(alpha, float) else alpha[..., 0])
 
 
 def _psi(v):
@@ -199,10 +204,13 @@ def _fy_value(z, y, p, alpha):
     """⟨p − y, z⟩ + Ω(y) − Ω(p) per row, with the masking rules of the module docstring."""
     masked = z == -jnp.inf
     all_masked = jnp.all(masked, axis=-1)
-    # Σp = Σy = 1, so shifting z by its maximum changes nothing but the rounding; masked
-    # entries (p = 0) are left out of the sum rather than multiplied by −inf.
-    shifted = jnp.where(masked, 0.0, z - jnp.max(z, axis=-1, keepdims=True))
-    loss = jnp.sum((p - y) * shifted, axis=-1) + _omega(y, alpha) - _omega(p, alpha)
+    # Σp = Σy = 1, so shifting z by its maximum changes nothing but the rounding. Entries with
+    # p = y (masked ones, and those a float range below the maximum, whose shift overflows to
+    # −inf) are left out of the sum rather than multiplied by −inf.
+    diff = p - y
+    skip = masked | (diff == 0)
+    shifted = jnp.where(skip, 0.0, z - jnp.max(z, axis=-1, keepdims=True))
+    loss = jnp.sum(jnp.where(skip, 0.0, diff) * shifted, axis=-1) + _omega(y, alpha) - _omega(p, alpha)
     loss = jnp.maximum(loss, 0.0)  # L ≥ 0; only rounding could take it below
     leak = jnp.any(masked & (y > 0), axis=-1)  # the target needs a class the scores exclude
     loss = jnp.where(leak, jnp.inf, loss)
@@ -241,13 +249,16 @@ def _loss(scores, labels, alpha, axis, reduction, kind, n_iter=None):
     _check_reduction(reduction)
     z, dtype, axis = prepare_scores(scores, axis, "scores")
     z_shape = jnp.shape(scores)
-    if alpha is not None:
-        alpha = prepare_alpha(alpha, z_shape, axis, z.dtype, "alpha", "scores")
+    alpha = prepare_alpha(alpha, z_shape, axis, z.dtype, "alpha", "scores")
     y, bad = _prepare_labels(labels, z_shape, axis, z.dtype)
+    if reduction == "mean" and math.prod(bad.shape) == 0:
+        raise ValueError(
+            f"reduction='mean' over an empty batch (scores with shape {tuple(z_shape)}) is undefined; "
+            f"use reduction='sum' or 'none'."
+        )
     y = jax.lax.stop_gradient(y)
-    if isinstance(alpha, float) or alpha is None:
-        fixed = {"sparsemax": 2.0, "entmax15": 1.5}.get(kind, alpha)
-        loss = _fy_loss_last(z, y, jnp.asarray(fixed, z.dtype), (kind, fixed, n_iter))
+    if isinstance(alpha, float):
+        loss = _fy_loss_last(z, y, jnp.asarray(alpha, z.dtype), (kind, alpha, n_iter))
     else:
         loss = _fy_loss_last(z, y, alpha, (kind, None, n_iter))
     loss = jnp.where(bad, jnp.nan, loss)
@@ -286,7 +297,8 @@ def sparsemax_loss(scores, labels, axis=-1, reduction="none"):
     Raises:
       TypeError: non-float ``scores``, ``labels`` neither integer nor float, non-integer ``axis``.
       ValueError: bad ``axis`` or ``reduction``; ``labels`` of the wrong shape, out of range,
-        or (concrete probabilities) negative or not summing to 1.
+        or (concrete probabilities) negative or not summing to 1; ``reduction="mean"`` over
+        an empty batch.
 
     Example:
       >>> import jax.numpy as jnp
@@ -299,7 +311,7 @@ def sparsemax_loss(scores, labels, axis=-1, reduction="none"):
       Martins & Astudillo (2016), https://arxiv.org/abs/1602.02068 ;
       Blondel, Martins & Niculae (2020), JMLR 21(35), https://jmlr.org/papers/v21/19-021.html .
     """
-    return _loss(scores, labels, None, axis, reduction, "sparsemax")
+    return _loss(scores, labels, 2.0, axis, reduction, "sparsemax")
 
 
 def entmax15_loss(scores, labels, axis=-1, reduction="none"):
@@ -336,7 +348,7 @@ def entmax15_loss(scores, labels, axis=-1, reduction="none"):
       Peters, Niculae & Martins (2019), https://aclanthology.org/P19-1146/ ;
       Blondel, Martins & Niculae (2020), JMLR 21(35), https://jmlr.org/papers/v21/19-021.html .
     """
-    return _loss(scores, labels, None, axis, reduction, "entmax15")
+    return _loss(scores, labels, 1.5, axis, reduction, "entmax15")
 
 
 def entmax_bisect_loss(scores, labels, alpha=1.5, axis=-1, reduction="none", n_iter=None):
@@ -345,7 +357,9 @@ def entmax_bisect_loss(scores, labels, alpha=1.5, axis=-1, reduction="none", n_i
         L_α(z, y) = Ω*_α(z) − ⟨z, y⟩ + Ω_α(y) = ⟨p* − y, z⟩ + Ω_α(y) − Ω_α(p*),
         Ω_α(p) = Σ (p_i^α − p_i)/(α(α−1))  (Σ p_i log p_i at α = 1),   p* = entmax_α(z).
 
-    α = 1 is softmax cross-entropy, α = 2 the sparsemax loss. ∇_z L = p* − y, and, by the
+    α = 2 is the sparsemax loss. α = 1 is softmax cross-entropy for integer labels; for a
+    probability target y it is KL(y ‖ softmax(z)), cross-entropy minus the entropy H(y) of the
+    target (the same gradient, and zero at the target). ∇_z L = p* − y, and, by the
     envelope theorem, ∂L/∂α = ∂_α Ω_α(y) − ∂_α Ω_α(p*) at fixed y and p* (see the module
     docstring for the formula, exact at α = 1). For α > 1 the loss is zero exactly when
     z_y − z_j ≥ 1/(α−1) for every j ≠ y.
@@ -354,8 +368,9 @@ def entmax_bisect_loss(scores, labels, alpha=1.5, axis=-1, reduction="none", n_i
       scores: floating-point array of scores (logits), classes along ``axis``.
       labels: integer class indices (shape of ``scores`` without ``axis``) or probability
         targets (shape of ``scores``), as in :func:`sparsemax_loss`. Treated as constants.
-      alpha: a Python number ≥ 1, or an array broadcastable against ``scores`` with size 1
-        along ``axis`` (one α per row, or shared), as in :func:`entmax_lib.entmax_bisect`.
+      alpha: a Python number ≥ 1, or an array that broadcasts to the shape of ``scores``
+        with size 1 along ``axis`` (one α per row, or shared), as in
+        :func:`entmax_lib.entmax_bisect`.
         Concrete values must be finite and ≥ 1; a traced α below 1 is clamped to 1.
       axis: the class axis.
       reduction: "none", "mean" or "sum".
@@ -374,6 +389,9 @@ def entmax_bisect_loss(scores, labels, alpha=1.5, axis=-1, reduction="none", n_i
       >>> scores = jnp.array([-2.0, 0.0, 0.5], jnp.float32)
       >>> round(float(entmax_bisect_loss(scores, jnp.array(2), alpha=1.0)), 4)  # cross-entropy
       0.5239
+      >>> smoothed = jnp.array([0.05, 0.05, 0.9])  # KL(y ‖ softmax), not cross-entropy
+      >>> round(float(entmax_bisect_loss(scores, smoothed, alpha=1.0)), 4)
+      0.2795
       >>> dloss_dalpha = jax.grad(entmax_bisect_loss, argnums=2)(scores, jnp.array(2), 1.5)
       >>> round(float(dloss_dalpha), 4)
       -0.3571

@@ -60,3 +60,44 @@ def test_glue_hands_myst_nb_a_plain_float_and_no_display(monkeypatch):
 def test_glue_refuses_what_is_neither_number_word_nor_figure():
     with pytest.raises(TypeError, match="value of 'table' must be a number"):
         glue("table", {"a": 1})
+
+
+@pytest.mark.parametrize(
+    "value, error, match",
+    [
+        (b"1.5", TypeError, "got bytes"),
+        (True, TypeError, "got bool"),
+        (np.bool_(False), TypeError, "got bool"),
+        (np.array("abc"), TypeError, "got an array of dtype <U3"),
+        (np.array([1.0, 2.0]), TypeError, r"got an array of shape \(2,\)"),
+        (1 + 2j, TypeError, "got complex"),
+        (10**400, ValueError, "must be finite .* an integer of 401 digits"),
+        (float("nan"), ValueError, "must be finite, got nan"),
+        (np.float32("inf"), ValueError, "must be finite, got inf"),
+        (np.array(-np.inf), ValueError, "must be finite, got -inf"),
+    ],
+    ids=["bytes", "bool", "np_bool", "str_array", "vector", "complex", "huge_int", "nan", "inf", "-inf"],
+)
+def test_glue_refuses_what_the_text_cannot_quote_naming_it(monkeypatch, value, error, match):
+    monkeypatch.setitem(sys.modules, "myst_nb", None)
+    with pytest.raises(error, match=f"value of 'x' {match}" if error is ValueError else match):
+        glue("x", value)
+
+
+@pytest.mark.parametrize(
+    "name, error",
+    [("", ValueError), ("two words", ValueError), ("a:b", ValueError), ("`a`", ValueError), (3, TypeError)],
+)
+def test_glue_refuses_names_the_text_cannot_refer_to(monkeypatch, name, error):
+    monkeypatch.setitem(sys.modules, "myst_nb", None)
+    with pytest.raises(error, match="name must be"):
+        glue(name, 1.0)
+
+
+def test_glue_accepts_every_kind_of_real_scalar(monkeypatch, capsys):
+    import jax.numpy as jnp
+
+    monkeypatch.setitem(sys.modules, "myst_nb", None)
+    for value in (3, np.int64(3), jnp.float32(3), jnp.asarray(3.0, jnp.bfloat16), np.array([3.0]), 2**70):
+        glue("n", value)
+    assert capsys.readouterr().out == "n = 3.0\n" * 5 + f"n = {float(2**70)}\n"

@@ -76,6 +76,12 @@ def test_progress_wraps_iterables_and_totals():
     assert progress(["a", "b"], enabled=False).total == 2
 
 
+@pytest.mark.parametrize("total", [-3, np.int64(-1)])
+def test_progress_refuses_a_negative_total(total):
+    with pytest.raises(ValueError, match=f"iterable_or_total must be a number of steps >= 0, got {total}"):
+        progress(total, enabled=False)
+
+
 class _Unreadable:
     def __array__(self, *args, **kwargs):
         raise AssertionError("read from the device although the bar is off")

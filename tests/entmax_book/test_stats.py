@@ -39,7 +39,14 @@ def test_identical_differences_have_a_defined_p():
 
 @pytest.mark.parametrize(
     "a, b, match",
-    [([1.0], 0.0, "at least 2"), ([[1.0, 2.0]], 0.0, "one value per seed"), ([1.0, np.nan], 0.0, "finite")],
+    [
+        ([1.0], 0.0, "at least 2"),
+        ([[1.0, 2.0]], 0.0, "one value per seed"),
+        ([1.0, np.nan], 0.0, "finite"),
+        ([0.9, 0.8, 0.7], [0.5], r"b must be a number or one value per seed of a \(3\), got shape \(1,\)"),
+        ([0.9, 0.8, 0.7], [0.5, 0.4], r"b must be .*got shape \(2,\)"),
+        ([0.9, 0.8], [[0.5, 0.4]], r"b must be .*got shape \(1, 2\)"),
+    ],
 )
 def test_paired_refuses_bad_input(a, b, match):
     with pytest.raises(ValueError, match=match):
@@ -91,6 +98,12 @@ def test_verdict_boundaries():
         stats.verdict(1.2, 0.1)
 
 
+@pytest.mark.parametrize("mean", [np.nan, np.inf, -np.inf])
+def test_verdict_refuses_a_non_finite_effect(mean):
+    with pytest.raises(ValueError, match=f"mean must be a finite number, got {mean}"):
+        stats.verdict(0.01, mean)
+
+
 def test_verdicts_corrects_the_family_together():
     rng = np.random.default_rng(2)
     strong = stats.paired("strong", "s", rng.normal(1.0, 0.1, 10))
@@ -113,6 +126,14 @@ def test_plateau_reads_the_last_quarter_of_the_curve():
     bumpy = flat.copy()
     bumpy[-1] = bumpy[-3] * 0.95  # a late 5 % drop is not a plateau
     assert not stats.plateaued(steps, bumpy)
+
+
+@pytest.mark.parametrize("relative", [True, False])
+def test_plateau_of_a_curve_flat_at_zero(relative):
+    with np.errstate(all="raise"):  # no 0/0
+        assert stats.plateaued(range(9), [1.0] + [0.0] * 8, relative=relative)
+        # from 0 to below 0: an infinite relative improvement, not a plateau
+        assert not stats.plateaued(range(9), [1.0] + [0.0] * 7 + [-0.5], relative=relative)
 
 
 @pytest.mark.parametrize(

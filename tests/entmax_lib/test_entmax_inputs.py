@@ -214,6 +214,13 @@ def test_alpha_of_wrong_shape_raises(alpha_shape):
         entmax_bisect(X, jnp.full(alpha_shape, 1.5))
 
 
+@pytest.mark.parametrize("f", [entmax_bisect, jax.jit(entmax_bisect)], ids=["eager", "jit"])
+def test_alpha_that_would_enlarge_x_is_refused_naming_both_shapes(f):
+    # (5, 1) broadcasts with (1, 4) to (5, 4): one α per row, but x has one row.
+    with pytest.raises(ValueError, match=r"alpha with shape \(5, 1\) .* x with shape \(1, 4\)"):
+        f(jnp.zeros((1, 4)), jnp.full((5, 1), 1.5))
+
+
 def test_alpha_shape_checked_along_the_chosen_axis():
     alpha_per_column = jnp.full((1, 3), 1.5)  # size 1 along axis 0: fine
     p = jax.jit(entmax_bisect, static_argnames="axis")(X, alpha_per_column, axis=0)

@@ -13,6 +13,7 @@ import jax.numpy as jnp
 import numpy as np
 import optax
 import pytest
+import scipy.special
 from references import np_entmax, np_jacobian, well_separated
 
 from entmax_lib import entmax15_loss, entmax_bisect_loss, sparsemax_loss
@@ -143,6 +144,29 @@ def test_alpha_one_is_softmax_cross_entropy():
     traced_soft, _, _ = loss_and_grads(z, targets, ones)
     for loss, expected in ((fixed, ce), (traced, ce), (traced_soft, ce_soft)):
         np.testing.assert_allclose(loss, expected, rtol=0, atol=1e-13)
+
+
+def test_alpha_one_with_a_distribution_target_is_kl_divergence_not_cross_entropy():
+    rng = np.random.default_rng(14)
+    z = rng.standard_normal((B, D))
+    y = rng.dirichlet(np.ones(D), B)
+    softmax = np.exp(z) / np.exp(z).sum(-1, keepdims=True)
+    kl = scipy.special.rel_entr(y, softmax).sum(-1)
+    loss = entmax_bisect_loss(jnp.asarray(z), jnp.asarray(y), alpha=1.0)
+    np.testing.assert_allclose(loss, kl, rtol=0, atol=1e-13)
+    ce = optax.softmax_cross_entropy(jnp.asarray(z), jnp.asarray(y))
+    assert np.all(np.asarray(ce) - np.asarray(loss) > 0.1)  # the target's entropy, left out
+
+
+@pytest.mark.parametrize("beta", [1e-4, 1e-5, 1e-6, 1e-7])
+def test_alpha_just_above_one_as_a_number_is_as_accurate_as_as_an_array(beta):
+    # Float32 scores: Ω_α = Σ (p^α − p)/(α(α−1)) cancels there unless written with expm1.
+    z, label = jnp.array([0.0, 1.0, 2.0], jnp.float32), jnp.array(0)
+    alpha = float(np.float32(1.0 + beta))  # the α float32 computes with
+    expected = np_fy_loss(np.asarray(z), one_hot(0, 3), alpha)
+    as_number = entmax_bisect_loss(z, label, alpha=alpha)
+    as_array = entmax_bisect_loss(z, label, alpha=jnp.asarray(alpha, jnp.float32))
+    np.testing.assert_allclose([as_number, as_array], [expected, expected], rtol=2e-6)
 
 
 def test_alpha_two_is_optax_sparsemax_loss():
@@ -310,6 +334,49 @@ def test_masked_entries():
     assert np.all(dz[0] == 0) and dalpha[0] == 0 and np.all(dz[:, 1] == 0) and np.isfinite(dz).all()
 
 
+FMAX = float(np.finfo(np.float32).max)
+ALL_LOSSES = {
+    "sparsemax_loss": sparsemax_loss,
+    "entmax15_loss": entmax15_loss,
+    "bisect_alpha_1": functools.partial(entmax_bisect_loss, alpha=1.0),
+    "bisect_alpha_1.3": functools.partial(entmax_bisect_loss, alpha=1.3),
+    "bisect_alpha_array": lambda z, y, **kw: entmax_bisect_loss(z, y, jnp.float32(1.3), **kw),
+}
+
+
+@pytest.mark.parametrize("name", ALL_LOSSES)
+def test_finite_scores_a_float32_range_apart_give_no_nan(name):
+    # z − max(z) overflows to −inf at −fmax; the loss must not multiply that by p − y = 0.
+    loss_fn = ALL_LOSSES[name]
+    z = jnp.array([FMAX, -FMAX, 0.0], jnp.float32)
+    loss, grad = jax.value_and_grad(loss_fn)(z, jnp.array(0))
+    assert loss == 0 and np.all(np.asarray(grad) == 0)
+    assert loss_fn(z, jnp.array(2)) >= FMAX / 2  # the exact loss is fmax (± Ω terms)
+    assert loss_fn(z, jnp.array(1)) == np.inf  # the exact loss, 2 fmax, overflows float32
+
+
+def test_mean_over_an_empty_batch_is_refused_not_nan():
+    z, labels = jnp.zeros((0, 3)), jnp.zeros((0,), int)
+    with pytest.raises(ValueError, match=r"reduction='mean'.*empty.*\(0, 3\)"):
+        sparsemax_loss(z, labels, reduction="mean")
+    assert sparsemax_loss(z, labels, reduction="sum") == 0
+    assert sparsemax_loss(z, labels).shape == (0,)
+
+
+@pytest.fixture
+def x64_off():
+    """JAX's default: 32-bit integers, as most users run it (the test session enables x64)."""
+    jax.config.update("jax_enable_x64", False)
+    yield
+    jax.config.update("jax_enable_x64", True)
+
+
+@pytest.mark.parametrize("labels", [np.array([2**32 + 1, 0]), np.array([0, 2**63 - 1]), [0, 2**32 + 2]])
+def test_labels_beyond_int32_are_refused_not_wrapped(x64_off, labels):
+    with pytest.raises(ValueError, match=r"labels must be class indices in \[0, 3\)"):
+        sparsemax_loss(np.zeros((2, 3), np.float32), labels)
+
+
 def test_no_gradient_to_labels():
     z = jnp.array([0.1, 0.5, -0.3])
     y = jnp.array([0.2, 0.5, 0.3])
@@ -338,6 +405,11 @@ def test_no_gradient_to_labels():
         ({"alpha": float("nan")}, ValueError, "alpha must be finite"),
         ({"alpha": jnp.ones((2, 3))}, ValueError, "alpha with shape"),
         ({"alpha": "1.5"}, TypeError, "alpha must be a real number"),
+        ({"alpha": None}, TypeError, "alpha must be a real number .* got None"),
+        ({"alpha": jnp.full((5, 1), 1.5)}, ValueError, r"alpha with shape \(5, 1\) .* scores .*\(2, 3\)"),
+        ({"labels": np.array(["a", "b"])}, TypeError, "labels must be integer .* got dtype <U1"),
+        ({"labels": ["a", "b"]}, TypeError, "labels must be integer .* got dtype <U1"),
+        ({"labels": [None, 1]}, TypeError, "labels must be integer .* got dtype object"),
         ({"axis": 2}, ValueError, "axis=2 is out of range"),
         ({"scores": jnp.zeros((2, 3), jnp.int32)}, TypeError, "scores must be a floating-point"),
         ({"n_iter": 0}, ValueError, "n_iter must be between"),
@@ -347,6 +419,11 @@ def test_bad_input_names_the_argument(kwargs, error, match):
     arguments = {"scores": jnp.zeros((2, 3)), "labels": jnp.array([0, 2]), **kwargs}
     with pytest.raises(error, match=match):
         entmax_bisect_loss(**arguments)
+
+
+def test_alpha_that_would_enlarge_the_scores_is_refused_naming_both_shapes():
+    with pytest.raises(ValueError, match=r"alpha with shape \(5, 1\).*scores with shape \(1, 4\)"):
+        entmax_bisect_loss(jnp.zeros((1, 4)), jnp.array([0]), jnp.full((5, 1), 1.5))
 
 
 def test_bad_reduction_is_reported_before_anything_else():
