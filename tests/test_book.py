@@ -497,7 +497,8 @@ def test_findings_page_comes_after_the_experiments_and_before_going_further(toc)
 
 def test_no_markdown_line_starts_with_a_percent_sign():
     """MyST reads a line that starts with "%" as a comment and drops it from the page, so a
-    sentence wrapped before "% of the tokens" loses its end."""
+    sentence wrapped before "% of the tokens" loses its end. The one deliberate comment is the
+    marker "% plan: …" around the parts of intro.md that ``tools.plan`` writes."""
     hits = []
     for name, text in markdown_texts().items():
         fences = []  # open fences: True for code, False for a directive (parsed as MyST)
@@ -507,7 +508,7 @@ def test_no_markdown_line_starts_with_a_percent_sign():
                 fences.pop()
             elif stripped.startswith(("```", "~~~")):
                 fences.append(not stripped.lstrip("`~").startswith("{"))
-            elif not any(fences) and stripped.startswith("%"):
+            elif not any(fences) and stripped.startswith("%") and not stripped.startswith("% plan: "):
                 hits.append(f"{name}: {stripped[:60]}")
     assert not hits, hits
 
