@@ -12,7 +12,9 @@ Two measurements:
   (forward, backward, Adam) is compiled once; then every round times ``--steps`` steps of each
   in turn on the same batches, so that load from other processes affects all of them alike, and
   the report gives the median time per step over ``--rounds`` rounds and the median per-round
-  ratio to softmax. ``--max-src-len`` sets the longest source (rows of that many keys in the
+  ratio to softmax, in wall time and in the process's CPU time (less sensitive to other
+  processes on a shared machine; with ``XLA_FLAGS=--xla_cpu_multi_thread_eigen=false`` one
+  core, as the recorded runs use). ``--max-src-len`` sets the longest source (rows of that many keys in the
   encoder and in the decoder's cross-attention).
 
 Usage::
@@ -110,27 +112,30 @@ def compare(args):
         for batch, key in zip(fixed, keys):  # compile and warm up: one pass over the batches
             run(batch, key).block_until_ready()
         compile_s[name] = time.perf_counter() - start
-    times = {n: [] for n in steppers}
+    wall, cpu = {n: [] for n in steppers}, {n: [] for n in steppers}
     for _ in range(args.rounds):
         for name, run in steppers.items():
-            start = time.perf_counter()
+            start, start_cpu = time.perf_counter(), time.process_time()
             for batch, key in zip(fixed, keys):
                 loss = run(batch, key)
             loss.block_until_ready()
-            times[name].append((time.perf_counter() - start) / args.steps)
-    base = times.get("softmax")
+            wall[name].append((time.perf_counter() - start) / args.steps)
+            cpu[name].append((time.process_time() - start_cpu) / args.steps)
+    ratio = lambda t, base: round(statistics.median(a / b for a, b in zip(t, base)), 3)
     rows = []
-    for name, t in times.items():
+    for name in steppers:
         row = {
             "normaliser": name,
             "batch_size": config.batch_size,
             "max_src_len": config.max_src_len,
-            "ms_per_step": round(1000 * statistics.median(t), 2),
-            "ms_per_step_min": round(1000 * min(t), 2),
+            "ms_per_step": round(1000 * statistics.median(wall[name]), 2),
+            "ms_per_step_min": round(1000 * min(wall[name]), 2),
+            "cpu_ms_per_step": round(1000 * statistics.median(cpu[name]), 2),
             "warmup_s": round(compile_s[name], 1),
         }
-        if base is not None:
-            row["ratio_to_softmax"] = round(statistics.median(a / b for a, b in zip(t, base)), 3)
+        if "softmax" in steppers:
+            row["ratio_to_softmax"] = ratio(wall[name], wall["softmax"])
+            row["cpu_ratio_to_softmax"] = ratio(cpu[name], cpu["softmax"])
         rows.append(row)
         print(row, flush=True)
     return rows
