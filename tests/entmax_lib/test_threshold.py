@@ -277,18 +277,24 @@ def test_short_rows_with_one_alpha_per_head_match_the_float64_reference(d, dtype
         np.testing.assert_allclose(p.sum(-1), 1.0, rtol=0, atol=10 * np.finfo(dtype).eps * d)
 
 
-def test_one_entry_supports_stop_after_an_exact_step():
-    """A row whose support is one entry has its root at θ = 0, where G = −θ is linear: the first
-    step lands there exactly. Inside the bracket it is taken (an open bracket starting at 0
-    would refuse it and halve instead, about 20 passes in float32)."""
+def test_roots_next_to_the_lower_end_stop_within_three_passes():
+    """Rows whose support is the max and one entry of tiny weight (u ≈ 0.01–0.1) have their
+    root just above θ = 0. Newton's step from the right lands at or just below 0; the bracket's
+    lower end sits below 0 so that the step is taken (an open bracket starting at 0 refused it
+    and halved instead: 7 passes here). One-entry supports get exactly p = (1, 0, …)."""
     rng = np.random.default_rng(17)
-    z = rng.standard_normal((64, 24)).astype(np.float32)
-    z[:, 0] = z[:, 1:].max(axis=1) + 60.0
-    alpha = jnp.asarray(rng.uniform(1.05, 2.0, (64, 1)), jnp.float32)
-    for beta in (alpha - 1.0, 0.5, 1.0, 0.3):
-        assert steps_taken(jnp.asarray(z), beta) <= 3, beta
-    p = learned(jnp.asarray(z), alpha)
-    assert np.all(np.asarray(p)[:, 0] == 1.0) and np.all(np.asarray(p)[:, 1:] == 0.0)
+    alpha = rng.uniform(1.05, 2.0, (64, 1)).astype(np.float32)
+    z = (-3.0 - rng.random((64, 24))) / (alpha - 1.0)  # off the support
+    z[:, 0] = 0.0
+    z[:, 1] = -rng.uniform(0.9, 0.99, 64) / (alpha[:, 0] - 1.0)  # on it, barely
+    z = jnp.asarray(z, jnp.float32)
+    assert steps_taken(z, jnp.asarray(alpha - 1.0)) <= 3
+    np.testing.assert_allclose(
+        np.asarray(learned(z, jnp.asarray(alpha)), np.float64), np_entmax(np.asarray(z, np.float64), alpha), atol=1e-6
+    )
+    one = z.at[:, 1].set(-60.0)
+    p = np.asarray(learned(one, jnp.asarray(alpha)))
+    assert np.all(p[:, 0] == 1.0) and np.all(p[:, 1:] == 0.0)
 
 
 def test_short_learned_alpha_rows_stop_within_four_passes():
