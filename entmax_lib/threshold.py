@@ -299,7 +299,7 @@ def initial_state(beta, d, skip, dtype, exact):
     entry on its lower end (θ = 0, reached by one exact Newton step). Rows flagged in ``skip`` (all -inf)
     start stopped. θ starts at a fixed fraction of the bracket, chosen by counting the steps
     rows of N(0, σ²) scores need, σ from 0.3 to 10, d = 512: a quarter with the exact support
-    steps (α = 2, 1.5: most rows then take 3 evaluations), a third otherwise (3–4).
+    steps (α = 2, 1.5: most rows then take 3 evaluations), a third otherwise (2–4).
     """
     log_d = math.log(d)
     if isinstance(beta, float):
