@@ -278,7 +278,7 @@ def search_step(sums, beta, rows, eps, exact):
     better = jnp.abs(F - 1.0) < jnp.abs(rows.best_mass - 1.0)
     stop = rows.done | converged | ~jnp.isfinite(F)
     return SearchState(
-        theta=jnp.where(stop, final, new),
+        theta=jnp.where(rows.done, theta, jnp.where(stop, final, new)),  # a stopped row keeps its θ
         polish=jnp.where(rows.done, rows.polish, polish),
         best=jnp.where(better, theta, rows.best),
         best_polish=jnp.where(better, polish, rows.best_polish),
