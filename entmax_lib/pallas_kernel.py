@@ -152,7 +152,7 @@ def _make_kernel(beta_static, d, n_iter):
         polish = jnp.where(rows.done, rows.polish, rows.best_polish)
         p = threshold.entmax_from_threshold(y, theta, polish, beta)
         # In registers a normalisation is free: it covers rows stopped by n_iter and the
-        # non-integer 1/β, where the XLA path divides by the mass instead.
+        # non-integer 1/β (the XLA path divides by the sum there too).
         p = p / jnp.sum(p, axis=1, keepdims=True)
         p = jnp.where(all_masked, 0.0, jnp.where(invalid, jnp.nan, p))
         out_ref[...] = p.astype(out_ref.dtype)
