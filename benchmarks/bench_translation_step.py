@@ -30,7 +30,6 @@ Results are written as JSON to ``benchmarks/results/translation_step_<backend>.j
 from __future__ import annotations
 
 import argparse
-import dataclasses
 import itertools
 import json
 import platform
@@ -44,23 +43,26 @@ from flax import nnx
 
 from entmax_book.translation import experiment
 from entmax_book.translation.config import TranslationConfig
+from entmax_book.translation.configs import RECIPE
 from entmax_book.translation.data import batches
 from entmax_book.translation.model import Transformer
 from entmax_book.translation.train import cross_entropy, make_optimizer, train
-from entmax_book.translation_record import RECIPE
+
+NORMALISERS = ("softmax", "entmax15", "alpha_entmax")
 
 
 def by_batch_size(args):
     """Rows of ms per step and s per 1,000 pairs, per normaliser and batch size."""
     config = TranslationConfig()
-    data = experiment.prepare_data(config)
-    tokenizer = data["tokenizer"]
+    data = experiment.prepare_data(config.data)
     rows = []
     for normaliser in args.normalisers:
         for batch_size in args.batch_sizes:
-            timed = dataclasses.replace(config, steps=args.steps + 1, batch_size=batch_size, warmup_steps=1)
-            model = Transformer(timed, normaliser, tokenizer.vocab_size, seed=0)
-            history = train(model, data["arrays"]["train"])
+            timed = config.replace(
+                normaliser=normaliser, steps=args.steps + 1, batch_size=batch_size, warmup_steps=1
+            )
+            model = Transformer(timed.model, data.tokenizer.vocab_size, seed=0)
+            history = train(model, data.train, timed.train)
             per_step = (history["seconds"] - history["compile_seconds"]) / args.steps
             row = {
                 "normaliser": normaliser,
@@ -76,8 +78,8 @@ def by_batch_size(args):
 
 def _stepper(config, normaliser, vocab_size):
     """A compiled training step of a fresh model (the step of ``train``: loss, gradient, Adam)."""
-    model = Transformer(config, normaliser, vocab_size, seed=0)
-    optimizer = make_optimizer(config)
+    model = Transformer(config.replace(normaliser=normaliser).model, vocab_size, seed=0)
+    optimizer = make_optimizer(config.train)
     graphdef, params, rest = nnx.split(model, nnx.Param, ...)
     state = [params, optimizer.init(params)]
 
@@ -85,7 +87,7 @@ def _stepper(config, normaliser, vocab_size):
     def step(params, opt_state, batch, key):
         def loss_fn(params):
             logits = nnx.merge(graphdef, params, rest)(batch["src"], batch["tgt_in"], dropout_key=key)
-            return cross_entropy(logits, batch["tgt_out"], model.pad_id, config.label_smoothing)
+            return cross_entropy(logits, batch["tgt_out"], model.pad_id, config.train.label_smoothing)
 
         loss, grads = jax.value_and_grad(loss_fn)(params)
         updates, opt_state = optimizer.update(grads, opt_state, params)
@@ -100,34 +102,35 @@ def _stepper(config, normaliser, vocab_size):
 
 def compare(args):
     """Rows of median ms per step and median ratio to softmax, normalisers timed in turn."""
-    config = dataclasses.replace(RECIPE, batch_size=args.batch_sizes[0], max_src_len=args.max_src_len)
-    data = experiment.prepare_data(config)
-    fixed = list(itertools.islice(batches(data["arrays"]["train"], config.batch_size, seed=0), args.steps))
+    longest = max(args.max_src_len, RECIPE.model.max_len)
+    config = RECIPE.replace(batch_size=args.batch_sizes[0], max_src_len=args.max_src_len, max_len=longest)
+    data = experiment.prepare_data(config.data)
+    fixed = list(itertools.islice(batches(data.train.columns(), config.train.batch_size, seed=0), args.steps))
     fixed = [jax.device_put(b) for b in fixed]
     keys = [jax.random.key(i) for i in range(args.steps)]
-    steppers = {n: _stepper(config, n, data["tokenizer"].vocab_size) for n in args.normalisers}
+    steppers = {n: _stepper(config, n, data.tokenizer.vocab_size) for n in args.normalisers}
     compile_s = {}
     for name, run in steppers.items():
         start = time.perf_counter()
-        for batch, key in zip(fixed, keys):  # compile and warm up: one pass over the batches
+        for batch, key in zip(fixed, keys, strict=True):  # compile and warm up: one pass over the batches
             run(batch, key).block_until_ready()
         compile_s[name] = time.perf_counter() - start
     wall, cpu = {n: [] for n in steppers}, {n: [] for n in steppers}
     for _ in range(args.rounds):
         for name, run in steppers.items():
             start, start_cpu = time.perf_counter(), time.process_time()
-            for batch, key in zip(fixed, keys):
+            for batch, key in zip(fixed, keys, strict=True):
                 loss = run(batch, key)
             loss.block_until_ready()
             wall[name].append((time.perf_counter() - start) / args.steps)
             cpu[name].append((time.process_time() - start_cpu) / args.steps)
-    ratio = lambda t, base: round(statistics.median(a / b for a, b in zip(t, base)), 3)
+    ratio = lambda t, base: round(statistics.median(a / b for a, b in zip(t, base, strict=True)), 3)
     rows = []
     for name in steppers:
         row = {
             "normaliser": name,
-            "batch_size": config.batch_size,
-            "max_src_len": config.max_src_len,
+            "batch_size": config.train.batch_size,
+            "max_src_len": config.data.max_src_len,
             "ms_per_step": round(1000 * statistics.median(wall[name]), 2),
             "ms_per_step_min": round(1000 * min(wall[name]), 2),
             "cpu_ms_per_step": round(1000 * statistics.median(cpu[name]), 2),
@@ -143,13 +146,23 @@ def compare(args):
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--compare", action="store_true", help="normalisers against each other at RECIPE's size")
-    parser.add_argument("--batch-sizes", type=int, nargs="+", default=None, help="default 32 64 128 256 (--compare: 32)")
-    parser.add_argument("--normalisers", nargs="+", default=list(TranslationConfig().normalisers))
-    parser.add_argument("--steps", type=int, default=None, help="timed steps (per round with --compare; default 100, 20)")
+    parser.add_argument(
+        "--compare", action="store_true", help="normalisers against each other at RECIPE's size"
+    )
+    parser.add_argument(
+        "--batch-sizes", type=int, nargs="+", default=None, help="default 32 64 128 256 (--compare: 32)"
+    )
+    parser.add_argument("--normalisers", nargs="+", default=list(NORMALISERS))
+    parser.add_argument(
+        "--steps", type=int, default=None, help="timed steps (per round with --compare; default 100, 20)"
+    )
     parser.add_argument("--rounds", type=int, default=7, help="--compare: rounds of interleaved timings")
-    parser.add_argument("--max-src-len", type=int, default=RECIPE.max_src_len, help="--compare: longest source")
-    parser.add_argument("--note", default="", help="a remark stored with the results (e.g. the machine's load)")
+    parser.add_argument(
+        "--max-src-len", type=int, default=RECIPE.data.max_src_len, help="--compare: longest source"
+    )
+    parser.add_argument(
+        "--note", default="", help="a remark stored with the results (e.g. the machine's load)"
+    )
     parser.add_argument("--out", type=Path, default=None)
     args = parser.parse_args()
     args.batch_sizes = args.batch_sizes or ([32] if args.compare else [32, 64, 128, 256])
