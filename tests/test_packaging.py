@@ -123,7 +123,10 @@ def test_wheel_contains_every_module_and_data_file(wheel):
         shipped = set(archive.namelist())
     missing = [f for f in _package_files() if f not in shipped]
     assert not missing, f"not in the wheel: {missing}"
-    assert "entmax_book/translation/corpus.py" in shipped  # the experiments' parallel corpus
+    assert (
+        "entmax_book/translation/corpus/generator.py" in shipped
+    )  # the generated parallel corpus (a subpackage)
+    assert "entmax_book/toy/records/demo.json" in shipped  # the toy experiment's recorded runs
 
 
 @pytest.mark.slow  # builds (and installs) the wheel
