@@ -127,8 +127,8 @@ def bimodality(values) -> float:
     Returns:
       b.
 
-    >>> round(bimodality([0.0, 0.0, 0.0, 1.0, 1.0, 1.0]), 3)
-    0.833
+    >>> round(bimodality([1.0] * 10 + [2.0] * 10), 3), round(bimodality([1.0, 1.4, 1.5, 1.5, 1.6, 2.0]), 3)
+    (0.767, 0.123)
     """
     values = np.asarray(values, np.float64)
     n = len(values)
@@ -188,7 +188,7 @@ def last_quarter_change(curve: Mapping, key: str) -> tuple[float, float]:
       key: e.g. "valid_loss" or "valid_accuracy".
 
     >>> last_quarter_change({"step": [0, 1, 2, 3, 4], "valid_loss": [5.0, 3.0, 2.0, 1.5, 1.2]}, "valid_loss")
-    (3.0, 1.2)
+    (1.5, 1.2)
     """
     steps = np.asarray(curve["step"])
     start = int(np.searchsorted(steps, 0.75 * steps[-1]))

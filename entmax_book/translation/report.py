@@ -270,7 +270,7 @@ def claims_table(verdicts: Mapping[str, stats.Verdict], keys: Sequence[str] | No
 
     >>> row = stats.verdicts([stats.paired("up", "s", [1.0, 1.2, 0.9])])[0]
     >>> claims_table({"up": row}).splitlines()[-1]
-    '| up | s | +1.033 [+0.654, +1.413] | 0.011 | **holds** |'
+    '| up | s | +1.033 [+0.654, +1.413] | 0.0072 | **holds** |'
     """
     rows = []
     for key in verdicts if keys is None else keys:
