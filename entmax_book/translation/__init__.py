@@ -20,6 +20,11 @@ The house, from the bottom up (each module imports only those above it in this l
   :func:`~entmax_book.translation.experiment.train_and_evaluate`;
 - :mod:`~entmax_book.translation.runs`: Chapter 5's recorded runs (``records/``) and the command
   that records them.
+- :mod:`~entmax_book.translation.claims`: the pre-registered family of claims for the next
+  record;
+- :mod:`~entmax_book.translation.measures`, :mod:`~entmax_book.translation.report`: the per-seed
+  measures of the recorded runs, and the tables, the family of claims and the provenance that
+  Chapter 5 shows of them.
 """
 
 from entmax_book.translation.config import TranslationConfig

@@ -1,0 +1,225 @@
+"""Per-seed measures of Chapter 5's recorded runs: one number per seed for each condition.
+
+Every comparison of Chapter 5 is paired over seeds, so every measure here returns one value per
+seed (an array, seed first), read from the recorded results (``record.load(...)["result"]``:
+the training history and the test scores) or from the analyses of the trained weights
+(:func:`~entmax_book.translation.analysis.analyse`). Both come as a dict keyed by run name,
+``"<condition>_seed<seed>"`` (:data:`~entmax_book.translation.runs.RUNS`).
+
+Example:
+  >>> results = {f"softmax_seed{s}": {"test": {"bleu": b}} for s, b in enumerate([90.0, 92.0, 94.0])}
+  >>> per_seed(results, "softmax", lambda r: r["test"]["bleu"]).tolist()
+  [90.0, 92.0, 94.0]
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+
+import numpy as np
+from scipy import stats as _scipy_stats
+
+from entmax_book import stats
+from entmax_book.translation.model import ATTENTION_TYPES
+from entmax_book.translation.runs import SEEDS
+
+__all__ = [
+    "alpha_change",
+    "alpha_moved",
+    "best_head",
+    "bimodality",
+    "density_spread",
+    "diversity",
+    "encoder_bimodality",
+    "final_alpha",
+    "interval",
+    "last_quarter_change",
+    "marker_vs_sink",
+    "per_seed",
+    "plateau_summary",
+    "run_name",
+    "start_alpha",
+]
+
+
+def run_name(condition: str, seed: int) -> str:
+    """The name of the run of ``condition`` with ``seed``.
+
+    >>> run_name("alpha_entmax", 2)
+    'alpha_entmax_seed2'
+    """
+    return f"{condition}_seed{seed}"
+
+
+def per_seed(by_run: Mapping, condition: str, fn: Callable, seeds: Sequence[int] = SEEDS) -> np.ndarray:
+    """``fn`` of each seed's run of ``condition``, as an array (seed first).
+
+    Args:
+      by_run: {run name: a run's result or analysis}.
+      condition: the condition, e.g. "softmax".
+      fn: what to read of one run (a number or an array of one shape for every seed).
+      seeds: the seeds, in order.
+
+    Returns:
+      ``np.array([fn(by_run[run_name(condition, s)]) for s in seeds])``.
+    """
+    return np.array([fn(by_run[run_name(condition, seed)]) for seed in seeds])
+
+
+def interval(values) -> tuple[float, float, float]:
+    """(mean, low, high): the mean of per-seed values and its 95 % t-interval
+    (:func:`entmax_book.stats.paired` against 0).
+
+    >>> [round(v, 3) for v in interval([1.0, 2.0, 3.0])]
+    [2.0, -0.484, 4.484]
+    """
+    c = stats.paired("", "", values)
+    return c.mean, c.low, c.high
+
+
+def final_alpha(results: Mapping, condition: str, kind: str, seeds=SEEDS) -> np.ndarray:
+    """(seed, layer · head): every head's α of attention type ``kind`` at the end of training.
+
+    Read from the training history's last α record (``history["alpha"][kind][-1]``).
+    """
+    return per_seed(results, condition, lambda r: np.ravel(r["history"]["alpha"][kind][-1]), seeds)
+
+
+def start_alpha(results: Mapping, condition: str, kind: str, seeds=SEEDS) -> np.ndarray:
+    """(seed, layer · head): every head's α of attention type ``kind`` at initialisation
+    (the history's first α record, the random draw)."""
+    return per_seed(results, condition, lambda r: np.ravel(r["history"]["alpha"][kind][0]), seeds)
+
+
+def _alpha_steps(results, condition, seeds):
+    """(types, seed, heads) of final α − initial α."""
+    return np.array(
+        [
+            final_alpha(results, condition, k, seeds) - start_alpha(results, condition, k, seeds)
+            for k in ATTENTION_TYPES
+        ]
+    )
+
+
+def alpha_change(results: Mapping, condition: str, seeds=SEEDS) -> np.ndarray:
+    """Per seed: the mean over every head (all attention types) of final α − initial α.
+
+    Negative when the heads end denser than their random start.
+    """
+    return _alpha_steps(results, condition, seeds).mean(axis=(0, 2))
+
+
+def alpha_moved(results: Mapping, condition: str, seeds=SEEDS) -> np.ndarray:
+    """Per seed: the mean over every head (all attention types) of |final α − initial α|."""
+    return np.abs(_alpha_steps(results, condition, seeds)).mean(axis=(0, 2))
+
+
+def bimodality(values) -> float:
+    """Sarle's bimodality coefficient of a sample.
+
+    b = (g² + 1) / (k + 3 (n − 1)² / ((n − 2)(n − 3))), with g the sample skewness and k the
+    sample excess kurtosis (both bias-corrected). It is 5/9 for a uniform distribution; above
+    5/9 suggests two modes (but a skewed pile-up, e.g. at a clamp, raises it too).
+
+    Args:
+      values: the sample, n ≥ 4 values.
+
+    Returns:
+      b.
+
+    >>> round(bimodality([1.0] * 10 + [2.0] * 10), 3), round(bimodality([1.0, 1.4, 1.5, 1.5, 1.6, 2.0]), 3)
+    (0.767, 0.123)
+    """
+    values = np.asarray(values, np.float64)
+    n = len(values)
+    if values.ndim != 1 or n < 4:
+        raise ValueError(f"the bimodality coefficient needs at least 4 values, got shape {values.shape}.")
+    skew = _scipy_stats.skew(values, bias=False)
+    kurt = _scipy_stats.kurtosis(values, bias=False)
+    return float((skew**2 + 1) / (kurt + 3 * (n - 1) ** 2 / ((n - 2) * (n - 3))))
+
+
+def encoder_bimodality(results: Mapping, condition: str, seeds=SEEDS) -> np.ndarray:
+    """Per seed: :func:`bimodality` of the model's final encoder self-attention α."""
+    return np.array([bimodality(a) for a in final_alpha(results, condition, "encoder_self", seeds)])
+
+
+def density_spread(analyses: Mapping, condition: str, seeds=SEEDS) -> np.ndarray:
+    """Per seed: the standard deviation of the densities of all the model's heads (every
+    attention type; ``analysis["density"]``). Softmax's is 0: every head has density 1."""
+    return per_seed(
+        analyses,
+        condition,
+        lambda a: np.std(np.concatenate([np.ravel(a["density"][k]) for k in ATTENTION_TYPES])),
+        seeds,
+    )
+
+
+def diversity(analyses: Mapping, condition: str, kinds=ATTENTION_TYPES, seeds=SEEDS) -> np.ndarray:
+    """Per seed: the Jensen–Shannon divergence between the heads of a layer
+    (``analysis["js"]``), averaged over the layers of the attention types ``kinds``."""
+    return per_seed(analyses, condition, lambda a: np.mean([a["js"][k] for k in kinds]), seeds)
+
+
+def best_head(analyses: Mapping, condition: str, key: str, seeds=SEEDS) -> np.ndarray:
+    """Per seed: the best head's score ``key`` (the largest of ``analysis[key]``, [layer][head]),
+    e.g. "merging_multi" or "alignment_mass"."""
+    return per_seed(analyses, condition, lambda a: np.max(a[key]), seeds)
+
+
+def _marker_gap(analysis):
+    marker = np.asarray(analysis["marker"])
+    layer, head = np.unravel_index(np.argmax(marker), marker.shape)
+    return marker[layer, head] - np.asarray(analysis["marker_sink"])[layer, head]
+
+
+def marker_vs_sink(analyses: Mapping, condition: str, seeds=SEEDS) -> np.ndarray:
+    """Per seed: the best marker head's weight on a marker question's "?" minus the same head's
+    weight on a statement's final "." (positive: it tells a question from a sentence end)."""
+    return per_seed(analyses, condition, _marker_gap, seeds)
+
+
+def last_quarter_change(curve: Mapping, key: str) -> tuple[float, float]:
+    """(value, best): a validation curve's value at the start of the run's last quarter, and its
+    best value from there on (the largest for an accuracy, the smallest otherwise).
+
+    Args:
+      curve: a training history's "eval" ({"step": [...], key: [...]}).
+      key: e.g. "valid_loss" or "valid_accuracy".
+
+    >>> last_quarter_change({"step": [0, 1, 2, 3, 4], "valid_loss": [5.0, 3.0, 2.0, 1.5, 1.2]}, "valid_loss")
+    (1.5, 1.2)
+    """
+    steps = np.asarray(curve["step"])
+    start = int(np.searchsorted(steps, 0.75 * steps[-1]))
+    values = np.asarray(curve[key], np.float64)
+    best = values[start:].max() if "accuracy" in key else values[start:].min()
+    return float(values[start]), float(best)
+
+
+def plateau_summary(results: Mapping) -> dict:
+    """How close the runs came to convergence, over their last quarter.
+
+    Args:
+      results: {run name: result}, each with "plateau" (``runs.plateaued`` of its curve) and
+        ``history["eval"]``.
+
+    Returns:
+      {"n_runs", "n_plateau": runs at their plateau, "max_accuracy_gain": the largest gain of
+      validation token accuracy (points), "loss_gain_mean"/"_min"/"_max": the relative fall of
+      the validation loss (per cent)}.
+    """
+    loss, accuracy = [], []
+    for r in results.values():
+        at, best = last_quarter_change(r["history"]["eval"], "valid_loss")
+        loss.append(100 * (at - best) / at)
+        at, best = last_quarter_change(r["history"]["eval"], "valid_accuracy")
+        accuracy.append(100 * (best - at))
+    return {
+        "n_runs": len(results),
+        "n_plateau": sum(bool(r["plateau"]) for r in results.values()),
+        "max_accuracy_gain": max(accuracy),
+        "loss_gain_mean": float(np.mean(loss)),
+        "loss_gain_min": min(loss),
+        "loss_gain_max": max(loss),
+    }

@@ -1,0 +1,317 @@
+"""Chapter 5's tables and verdicts, built from the recorded runs and their analyses.
+
+What the chapter prints about the record, as public functions: the paper's reported numbers
+(:data:`PAPER`), the accuracy table and the specialised-heads table of the conditions
+(:func:`accuracy_table`, :func:`heads_table`), the family of claims the current three-seed
+record is tested on with its verdicts (:data:`RECORD_CLAIMS`, :func:`record_family`,
+:func:`record_verdicts`, :func:`claims_table`) and the runs' provenance
+(:func:`provenance_summary`). The per-seed measures they read are in
+:mod:`~entmax_book.translation.measures`.
+
+The family here is the one the current record was read with; the pre-registered family for
+the next record is :mod:`~entmax_book.translation.claims`.
+
+Inputs, as everywhere in Chapter 5: ``results`` = {run name: ``record.load(...)["result"]``}
+and ``analyses`` = {run name: ``analysis.analyse(...)[0]``}, run names ``<condition>_seed<s>``.
+
+Example:
+  >>> print(paper_table().splitlines()[0].split())
+  ['softmax', '1.5-entmax', 'α-entmax']
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import NamedTuple
+
+from entmax_book import stats
+from entmax_book.display import map_style
+from entmax_book.translation import measures
+from entmax_book.translation.configs import CONDITIONS
+
+__all__ = [
+    "HEAD_SCORES",
+    "LABELS",
+    "PAPER",
+    "PAPER_MODELS",
+    "RECORD_CLAIMS",
+    "STYLE",
+    "TYPE_LABELS",
+    "RecordClaim",
+    "accuracy_columns",
+    "accuracy_table",
+    "claims_table",
+    "heads_table",
+    "paper_span",
+    "paper_table",
+    "provenance_summary",
+    "record_family",
+    "record_verdicts",
+]
+
+#: The conditions' names in the text.
+LABELS = {
+    "softmax": "softmax",
+    "entmax15": "1.5-entmax",
+    "alpha_entmax": "learned α",
+    "alpha_frozen": "frozen random α",
+    "alpha_room": "learned α, 10× rate",
+}
+
+#: Line colour and style of each condition: the book's colour per map; the three α-entmax
+#: conditions differ by line style, and the control (not a learned α) is grey.
+STYLE = {
+    "softmax": {"color": map_style("softmax")["color"], "linestyle": "-"},
+    "entmax15": {"color": map_style("entmax15")["color"], "linestyle": "-"},
+    "alpha_entmax": {"color": map_style("alpha_entmax")["color"], "linestyle": "-"},
+    "alpha_frozen": {"color": "0.45", "linestyle": ":"},
+    "alpha_room": {"color": map_style("alpha_entmax")["color"], "linestyle": "--"},
+}
+
+#: The attention types' names in the text.
+TYPE_LABELS = {"encoder_self": "encoder self", "context": "context", "decoder_self": "decoder self"}
+
+#: The specialised-head scores of the encoder (keys of ``analysis.analyse``) and their names.
+HEAD_SCORES = {
+    "positional_compound": "previous token (two-word nouns)",
+    "merging_multi": "subword merging",
+    "marker": "marker on '?'",
+}
+
+PAPER_MODELS = ("softmax", "1.5-entmax", "α-entmax")
+
+#: Reported by Correia et al. (2019): BLEU on four tasks (their Table 2) and, from their
+#: analyses, the previous-token heads' median confidence, the best BPE-merging head (softmax:
+#: none above 80 %, None here) and the interrogation head's weight on the final "?", in per cent.
+PAPER = {
+    "BLEU, IWSLT17 de→en": (29.79, 29.83, 29.90),
+    "BLEU, KFTT ja→en": (21.57, 22.13, 21.74),
+    "BLEU, WMT16 ro→en": (32.70, 33.10, 32.89),
+    "BLEU, WMT14 en→de": (26.02, 25.89, 26.93),
+    "previous-token heads, %": (93.5, 94.4, 95.9),
+    "best BPE-merging head, %": (None, 85.6, 89.8),
+    "interrogation head, %": (98.5, 97.0, 99.5),
+}
+
+
+def paper_table() -> str:
+    """:data:`PAPER` as fixed-width text, one row per measure, one column per model."""
+    lines = [f"{'':26s}" + "".join(f"{m:>12s}" for m in PAPER_MODELS)]
+    for row, values in PAPER.items():
+        lines.append(f"{row:26s}" + "".join(f"{'< 80' if v is None else v:>12}" for v in values))
+    return "\n".join(lines)
+
+
+def paper_span(row: str) -> str:
+    """The paper's scores of one row of :data:`PAPER` as a range of fractions.
+
+    >>> paper_span("interrogation head, %")
+    '0.97–0.995'
+    """
+    reported = [v / 100 for v in PAPER[row] if v is not None]
+    return f"{min(reported):.3g}–{max(reported):.3g}"
+
+
+def _cell(values, digits, cap=None):
+    mean, low, high = measures.interval(values)
+    high = high if cap is None else min(high, cap)
+    return f"{mean:.{digits}f} [{low:.{digits}f}, {high:.{digits}f}]"
+
+
+def _markdown(header: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
+    lines = ["| " + " | ".join(header) + " |", "|---" * len(header) + "|"]
+    return "\n".join([*lines, *("| " + " | ".join(row) + " |" for row in rows)])
+
+
+def accuracy_columns(results: Mapping, analyses: Mapping, condition: str, seeds=measures.SEEDS) -> dict:
+    """Per seed, one condition's test scores: {column: array over seeds}.
+
+    "test loss" (teacher-forced cross-entropy), "tokens" (token accuracy, %), the accuracy on
+    each planted construction (%: "two-word nouns", "multi-piece words", "marker questions",
+    from ``analysis["accuracy"]``) and "BLEU" of greedy translations (from the record).
+    """
+
+    def analysed(fn):
+        return measures.per_seed(analyses, condition, fn, seeds)
+
+    return {
+        "test loss": analysed(lambda a: a["test_loss"]),
+        "tokens": analysed(lambda a: 100 * a["accuracy"]["tokens"]),
+        "two-word nouns": analysed(lambda a: 100 * a["accuracy"]["tgt_compound"]),
+        "multi-piece words": analysed(lambda a: 100 * a["accuracy"]["tgt_multi_piece"]),
+        "marker questions": analysed(lambda a: 100 * a["accuracy"]["tgt_marker"]),
+        "BLEU": measures.per_seed(results, condition, lambda r: r["test"]["bleu"], seeds),
+    }
+
+
+def accuracy_table(results: Mapping, analyses: Mapping, conditions=CONDITIONS, seeds=measures.SEEDS) -> str:
+    """A markdown table: per condition, each column of :func:`accuracy_columns` as
+    "mean [95 % interval]" over the seeds (a share's interval capped at 100)."""
+    rows = []
+    for condition in conditions:
+        columns = accuracy_columns(results, analyses, condition, seeds)
+        cells = []
+        for name, values in columns.items():
+            digits = 3 if name == "test loss" else 1
+            cap = None if name in ("test loss", "BLEU") else 100.0
+            cells.append(_cell(values, digits, cap))
+        rows.append([LABELS[condition], *cells])
+    return _markdown(["condition", *columns], rows)
+
+
+def heads_table(analyses: Mapping, conditions=CONDITIONS, seeds=measures.SEEDS) -> str:
+    """A markdown table: per condition, the best encoder head's score for each of
+    :data:`HEAD_SCORES` and the best marker head's "?" − "." gap
+    (:func:`~entmax_book.translation.measures.marker_vs_sink`), "mean [95 % interval]"."""
+    rows = []
+    for condition in conditions:
+        cells = [measures.best_head(analyses, condition, key, seeds) for key in HEAD_SCORES]
+        cells.append(measures.marker_vs_sink(analyses, condition, seeds))
+        rows.append([LABELS[condition], *(_cell(v, 2) for v in cells)])
+    return _markdown(["condition", *HEAD_SCORES.values(), "marker − sink"], rows)
+
+
+class RecordClaim(NamedTuple):
+    """One claim of :data:`RECORD_CLAIMS`: a short key, its words and what it is measured on."""
+
+    key: str
+    words: str
+    setting: str
+
+
+#: The family the current record is tested on, in the order of :func:`record_family`; each
+#: effect is oriented so that a positive mean supports the words.
+RECORD_CLAIMS = (
+    RecordClaim("bleu", "learned α: higher BLEU than softmax", "BLEU"),
+    RecordClaim("bleu_entmax15", "learned α: higher BLEU than 1.5-entmax", "BLEU"),
+    RecordClaim("loss", "learned α: lower test loss than softmax", "test loss"),
+    RecordClaim("marker_accuracy", "learned α: marker questions more accurate than softmax", "accuracy"),
+    RecordClaim("spread", "learning α spreads head densities more than a frozen random α", "density s.d."),
+    RecordClaim("js_softmax", "learned-α heads more diverse than softmax heads", "JS"),
+    RecordClaim("js_entmax15", "1.5-entmax heads more diverse than softmax heads", "JS"),
+    RecordClaim("js_frozen", "learning α makes heads more diverse than a frozen random α", "JS"),
+    RecordClaim("bimodal", "learned encoder α bimodal (coefficient above 5/9)", "encoder α"),
+    RecordClaim(
+        "bimodal_room", "learned α, 10× rate: encoder α bimodal (coefficient above 5/9)", "encoder α"
+    ),
+    RecordClaim("denser", "learned α: α ends lower (denser) than its initial draw", "mean α"),
+    *(
+        RecordClaim(f"head_{key}", f"learned α: a stronger {label} head than softmax", "best head")
+        for key, label in HEAD_SCORES.items()
+    ),
+    RecordClaim("marker_not_sink", "learned α: the best marker head is not a sink", "best head"),
+    RecordClaim("marker_frozen", "learned α: a stronger marker head than a frozen random α", "best head"),
+)
+
+
+def _effects(results, analyses, seeds):
+    """{claim key: (a, b)}: the per-seed values whose difference a − b is each claim's effect."""
+    acc = {c: accuracy_columns(results, analyses, c, seeds) for c in ("softmax", "entmax15", "alpha_entmax")}
+    js = {
+        c: measures.diversity(analyses, c, seeds=seeds)
+        for c in ("softmax", "entmax15", "alpha_entmax", "alpha_frozen")
+    }
+
+    def best(condition, key):
+        return measures.best_head(analyses, condition, key, seeds)
+
+    return {
+        "bleu": (acc["alpha_entmax"]["BLEU"], acc["softmax"]["BLEU"]),
+        "bleu_entmax15": (acc["alpha_entmax"]["BLEU"], acc["entmax15"]["BLEU"]),
+        "loss": (acc["softmax"]["test loss"], acc["alpha_entmax"]["test loss"]),
+        "marker_accuracy": (acc["alpha_entmax"]["marker questions"], acc["softmax"]["marker questions"]),
+        "spread": tuple(
+            measures.density_spread(analyses, c, seeds) for c in ("alpha_entmax", "alpha_frozen")
+        ),
+        "js_softmax": (js["alpha_entmax"], js["softmax"]),
+        "js_entmax15": (js["entmax15"], js["softmax"]),
+        "js_frozen": (js["alpha_entmax"], js["alpha_frozen"]),
+        "bimodal": (measures.encoder_bimodality(results, "alpha_entmax", seeds), 5 / 9),
+        "bimodal_room": (measures.encoder_bimodality(results, "alpha_room", seeds), 5 / 9),
+        "denser": (-measures.alpha_change(results, "alpha_entmax", seeds), 0.0),
+        **{f"head_{k}": (best("alpha_entmax", k), best("softmax", k)) for k in HEAD_SCORES},
+        "marker_not_sink": (measures.marker_vs_sink(analyses, "alpha_entmax", seeds), 0.0),
+        "marker_frozen": (best("alpha_entmax", "marker"), best("alpha_frozen", "marker")),
+    }
+
+
+def record_family(results: Mapping, analyses: Mapping, seeds=measures.SEEDS) -> list[stats.Comparison]:
+    """The comparisons of :data:`RECORD_CLAIMS` over the seeds, in order.
+
+    Each is :func:`entmax_book.stats.paired` of per-seed values a − b: BLEU, test loss and
+    marker-question accuracy of learned α against softmax (or 1.5-entmax); the spread of head
+    densities and the heads' JS diversity against the frozen random α or softmax; the encoder
+    α's bimodality coefficient against 5/9; the mean fall of α from its initial draw; the best
+    specialised heads against softmax's (and the frozen control's) and the marker head's
+    "?" − "." gap against 0.
+
+    Args:
+      results, analyses: {run name: result} and {run name: analysis} of every condition
+        (:data:`~entmax_book.translation.configs.CONDITIONS`) and seed.
+      seeds: the seeds, at least 2.
+
+    Returns:
+      one :class:`~entmax_book.stats.Comparison` per claim, its ``claim`` the claim's words.
+    """
+    effects = _effects(results, analyses, seeds)
+    return [stats.paired(c.words, c.setting, *effects[c.key]) for c in RECORD_CLAIMS]
+
+
+def record_verdicts(results: Mapping, analyses: Mapping, seeds=measures.SEEDS) -> dict[str, stats.Verdict]:
+    """{claim key: :class:`~entmax_book.stats.Verdict`}: :func:`record_family` corrected together
+    with Holm's method, each with its verdict word."""
+    rows = stats.verdicts(record_family(results, analyses, seeds))
+    return {claim.key: row for claim, row in zip(RECORD_CLAIMS, rows, strict=True)}
+
+
+def claims_table(verdicts: Mapping[str, stats.Verdict], keys: Sequence[str] | None = None) -> str:
+    """A markdown table of verdicts: claim, measure, effect [95 % interval], Holm-corrected p,
+    verdict; the rows of ``keys`` in that order (all of them by default).
+
+    >>> row = stats.verdicts([stats.paired("up", "s", [1.0, 1.2, 0.9])])[0]
+    >>> claims_table({"up": row}).splitlines()[-1]
+    '| up | s | +1.033 [+0.654, +1.413] | 0.0072 | **holds** |'
+    """
+    rows = []
+    for key in verdicts if keys is None else keys:
+        r = verdicts[key]
+        c = r.comparison
+        effect = f"{c.mean:+.3f} [{c.low:+.3f}, {c.high:+.3f}]"
+        rows.append([c.claim, c.setting, effect, f"{r.p_corrected:.2g}", f"**{r.verdict}**"])
+    return _markdown(["claim", "measured on", "effect [95 % interval]", "p (Holm)", "verdict"], rows)
+
+
+def provenance_summary(records: Mapping) -> dict[str, str]:
+    """The provenance of a set of records, in words, for the chapter's "About these runs" box.
+
+    Args:
+      records: {run name: ``record.load(...)``}, each with its "provenance".
+
+    Returns:
+      {"runs": how many, "commits": the distinct commits (10 characters, comma-separated),
+      "versions": python, jax, flax, optax, entmax_lib (each version seen), "cpu_minutes": the
+      total CPU time, "machine": the CPU model, its cores and JAX backend, "recorded": the
+      dates}, every value a string.
+    """
+    provenances = [r["provenance"] for r in records.values()]
+
+    def distinct(fn):
+        return ", ".join(sorted({str(fn(p)) for p in provenances}))
+
+    versions = "; ".join(
+        f"{name} {distinct(lambda p, name=name: p['versions'][name])}"
+        for name in ("python", "jax", "flax", "optax", "entmax_lib")
+    )
+    machine = distinct(
+        lambda p: (
+            f"{p['machine']['cpu']}, {p['machine']['cores']} cores, JAX on {p['machine']['jax_backend']}"
+        )
+    )
+    return {
+        "runs": str(len(provenances)),
+        "commits": distinct(lambda p: str(p["commit"])[:10]),
+        "versions": versions,
+        "cpu_minutes": f"{sum(p['cpu_seconds'] for p in provenances) / 60:.0f}",
+        "machine": machine,
+        "recorded": distinct(lambda p: p["recorded"][:10]),
+    }

@@ -1,0 +1,159 @@
+"""Chapter 5's tables, family of claims and provenance, on made-up records whose answers are
+computed here independently (SciPy's paired t-test, Holm's correction by hand)."""
+
+import numpy as np
+import pytest
+from scipy import stats as scipy_stats
+
+from entmax_book import stats
+from entmax_book.translation import report
+
+KINDS = ("encoder_self", "context", "decoder_self")
+CONDITIONS = ("softmax", "entmax15", "alpha_entmax", "alpha_frozen", "alpha_room")
+SEEDS = (0, 1, 2)
+
+
+def make_record(rng):
+    """{run: result} and {run: analysis} for every condition and seed, with noisy values."""
+    results, analyses = {}, {}
+    for condition in CONDITIONS:
+        for seed in SEEDS:
+            name = f"{condition}_seed{seed}"
+            start = {k: rng.uniform(1.2, 1.8, (2, 4)) for k in KINDS}
+            end = {k: start[k] - rng.uniform(0.0, 0.4, (2, 4)) for k in KINDS}
+            history = {"alpha": {k: [start[k].tolist(), end[k].tolist()] for k in KINDS}}
+            results[name] = {"test": {"bleu": rng.uniform(90, 96)}, "history": history}
+            accuracy = {k: rng.uniform(0.9, 1.0) for k in ("tokens", "tgt_compound", "tgt_multi_piece")}
+            analyses[name] = {
+                "test_loss": rng.uniform(0.1, 0.12),
+                "accuracy": {**accuracy, "tgt_marker": 1.0},
+                "density": {k: rng.uniform(0.2, 1.0, (2, 4)).tolist() for k in KINDS},
+                "js": {k: rng.uniform(0.1, 0.4, 2).tolist() for k in KINDS},
+                **{key: rng.uniform(0, 1, (2, 4)).tolist() for key in report.HEAD_SCORES},
+                "marker_sink": rng.uniform(0, 1, (2, 4)).tolist(),
+            }
+    return results, analyses
+
+
+@pytest.fixture
+def record():
+    return make_record(np.random.default_rng(3))
+
+
+def column(by_run, condition, fn):
+    return np.array([fn(by_run[f"{condition}_seed{s}"]) for s in SEEDS])
+
+
+def test_the_family_is_every_claim_once_in_order(record):
+    keys = [c.key for c in report.RECORD_CLAIMS]
+    assert len(keys) == len(set(keys)) == 16
+    family = report.record_family(*record)
+    assert [c.claim for c in family] == [c.words for c in report.RECORD_CLAIMS]
+    assert [c.setting for c in family] == [c.setting for c in report.RECORD_CLAIMS]
+
+
+def test_effects_are_oriented_so_that_positive_supports_the_claim(record):
+    results, analyses = record
+    rows = dict(
+        zip([c.key for c in report.RECORD_CLAIMS], report.record_family(results, analyses), strict=True)
+    )
+    bleu = {c: column(results, c, lambda r: r["test"]["bleu"]) for c in ("softmax", "alpha_entmax")}
+    loss = {c: column(analyses, c, lambda a: a["test_loss"]) for c in ("softmax", "alpha_entmax")}
+    js = {c: column(analyses, c, lambda a: np.mean(list(a["js"].values()))) for c in CONDITIONS}
+    checks = {
+        "bleu": (bleu["alpha_entmax"], bleu["softmax"]),  # higher BLEU
+        "loss": (loss["softmax"], loss["alpha_entmax"]),  # lower loss
+        "js_frozen": (js["alpha_entmax"], js["alpha_frozen"]),
+        "js_entmax15": (js["entmax15"], js["softmax"]),
+    }
+    for key, (a, b) in checks.items():
+        assert rows[key].mean == pytest.approx(np.mean(a - b)), key
+        assert rows[key].p == pytest.approx(scipy_stats.ttest_rel(a, b).pvalue), key
+    # "α ends lower than its draw": every α fell, so the effect is positive
+    fall = column(
+        results,
+        "alpha_entmax",
+        lambda r: np.mean([np.subtract(*r["history"]["alpha"][k]) for k in KINDS]),
+    )
+    assert rows["denser"].mean == pytest.approx(fall.mean()) and rows["denser"].mean > 0
+
+
+def test_verdicts_are_holm_corrected_over_the_whole_family(record):
+    verdicts = report.record_verdicts(*record)
+    assert list(verdicts) == [c.key for c in report.RECORD_CLAIMS]
+    p = np.array([v.comparison.p for v in verdicts.values()])
+    m, order = len(p), np.argsort(p)
+    by_hand = np.empty(m)
+    running = 0.0
+    for rank, i in enumerate(order):
+        running = max(running, min(1.0, (m - rank) * p[i]))
+        by_hand[i] = running
+    assert [v.p_corrected for v in verdicts.values()] == pytest.approx(by_hand.tolist())
+    assert all(v.verdict == stats.verdict(v.p_corrected, v.comparison.mean) for v in verdicts.values())
+
+
+def test_a_large_consistent_effect_holds_and_its_opposite_is_reversed():
+    results, analyses = make_record(np.random.default_rng(5))
+    for seed in SEEDS:  # learned α: far more diverse than softmax, far less than the frozen draw
+        for condition, value in (("softmax", 0.1), ("alpha_entmax", 0.5), ("alpha_frozen", 0.9)):
+            js = value + 0.001 * seed
+            analyses[f"{condition}_seed{seed}"]["js"] = {k: [js, js] for k in KINDS}
+    verdicts = report.record_verdicts(results, analyses)
+    assert verdicts["js_softmax"].verdict == "holds"
+    assert verdicts["js_frozen"].verdict == "reversed"
+
+
+def test_claims_table_shows_the_chosen_rows_in_order(record):
+    verdicts = report.record_verdicts(*record)
+    lines = report.claims_table(verdicts, ["denser", "bleu"]).splitlines()
+    assert len(lines) == 4 and lines[0].startswith("| claim | measured on |")
+    assert lines[2].startswith("| learned α: α ends lower (denser)") and "BLEU" in lines[3]
+    assert lines[2].endswith(f"**{verdicts['denser'].verdict}** |")
+    assert len(report.claims_table(verdicts).splitlines()) == 2 + len(verdicts)
+
+
+def test_accuracy_table_rows_intervals_and_the_cap_at_100(record):
+    results, analyses = record
+    table = report.accuracy_table(results, analyses).splitlines()
+    assert len(table) == 2 + len(CONDITIONS)
+    header = [cell.strip() for cell in table[0].strip("|").split("|")]
+    assert header == ["condition", "test loss", "tokens", "two-word nouns", "multi-piece words"] + [
+        "marker questions",
+        "BLEU",
+    ]
+    softmax = [cell.strip() for cell in table[2].strip("|").split("|")]
+    assert softmax[0] == "softmax"
+    assert softmax[5] == "100.0 [100.0, 100.0]"  # every seed 100 %: the interval is the point
+    bleu = column(results, "softmax", lambda r: r["test"]["bleu"])
+    half = scipy_stats.t.ppf(0.975, 2) * bleu.std(ddof=1) / np.sqrt(3)
+    assert softmax[6] == f"{bleu.mean():.1f} [{bleu.mean() - half:.1f}, {bleu.mean() + half:.1f}]"
+
+
+def test_heads_table_has_a_column_per_score_and_the_sink_gap(record):
+    table = report.heads_table(record[1]).splitlines()
+    assert len(table) == 2 + len(CONDITIONS)
+    assert table[0].count("|") == len(report.HEAD_SCORES) + 3
+    best = column(record[1], "alpha_entmax", lambda a: np.max(a["merging_multi"]))
+    row = [cell.strip() for cell in table[4].strip("|").split("|")]
+    assert row[0] == "learned α" and row[2].startswith(f"{best.mean():.2f} [")
+
+
+def test_provenance_summary_in_words():
+    def made(commit, cpu):
+        machine = {"cpu": "Some CPU", "cores": 2, "jax_backend": "cpu"}
+        versions = {"python": "3.11", "jax": "0.10.2", "flax": "0.12", "optax": "0.2", "entmax_lib": "0.1"}
+        return {"provenance": {"commit": commit, "versions": versions, "machine": machine,
+                               "cpu_seconds": cpu, "recorded": "2026-12-02T12:00:00+00:00"}}  # fmt: skip
+
+    records = {"a": made("abcdef1234567", 600.0), "b": made("0123456789abc", 1200.0), "c": made(None, 0.0)}
+    got = report.provenance_summary(records)
+    assert got["runs"] == "3" and got["cpu_minutes"] == "30"
+    assert got["commits"] == "0123456789, None, abcdef1234"
+    assert got["versions"].startswith("python 3.11; jax 0.10.2")
+    assert got["machine"] == "Some CPU, 2 cores, JAX on cpu" and got["recorded"] == "2026-12-02"
+
+
+def test_paper_numbers():
+    assert report.paper_span("previous-token heads, %") == "0.935–0.959"
+    lines = report.paper_table().splitlines()
+    assert len(lines) == 1 + len(report.PAPER) and "< 80" in lines[6]
