@@ -17,6 +17,7 @@ folder outside it:
 
 from __future__ import annotations
 
+import secrets
 import shutil
 import tempfile
 from pathlib import Path
@@ -28,6 +29,53 @@ ROOT = Path(__file__).resolve().parents[1]
 
 class BundleError(ValueError):
     """A bundle that must not be written there (a one-line message)."""
+
+
+#: Seeds below this can be found by trying them all (a laptop tries 2**32 seeds in hours):
+#: a student who has last term's public tests and this term's grader's behaviour could then
+#: recover the hidden inputs. A term's seed should be drawn, not chosen: :func:`choose_seed`.
+GUESSABLE = 2**32
+SEED_BITS = 128
+
+
+def choose_seed(seed: int | None) -> tuple[int, str]:
+    """The term's seed, and the warning to print with it.
+
+    Args:
+        seed: the seed the instructor gave (``--seed`` / ``make bundle SEED=``), or None.
+
+    Returns:
+        ``(seed, warning)``: with None, a fresh random 128-bit seed (:mod:`secrets`) and a warning
+        to write it down, since the bundle cannot be made again without it; with a seed below
+        :data:`GUESSABLE` (a year, a course number), that seed and a warning that it can be
+        guessed; otherwise the seed and a reminder to keep it private.
+
+    Raises:
+        BundleError: the seed is negative or not an integer.
+
+    Example:
+        >>> seed, warning = choose_seed(None)
+        >>> seed.bit_length() <= 128 and str(seed) in warning and "keep" in warning.lower()
+        True
+        >>> "guess" in choose_seed(2027)[1]
+        True
+    """
+    if seed is None:
+        seed = secrets.randbits(SEED_BITS)
+        return seed, (
+            f"WARNING: no --seed (SEED=) given: drew the random {SEED_BITS}-bit term seed {seed}. Keep it "
+            "private and write it down (a password manager): the same seed makes this bundle again, "
+            "and no other seed does."
+        )
+    if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
+        raise BundleError(f"--seed must be an integer >= 0, got {seed!r}")
+    if seed < GUESSABLE:
+        return seed, (
+            f"WARNING: the term seed {seed} is small enough to guess (below 2**32: a year, a course "
+            "number, or any of 4 billion seeds tried one by one) and with it the hidden tests' inputs "
+            "and the exam; omit --seed to draw a random 128-bit seed."
+        )
+    return seed, f"term seed {seed}: keep it private (it makes this bundle again)"
 
 
 README = """# Instructor bundle, term seed {seed}
@@ -67,8 +115,11 @@ def make(out: Path, seed: int, start: str | None = None, repo: repository.Reposi
         A line saying what was written where.
 
     Raises:
-        BundleError: ``out`` is inside the repository, or not empty.
+        BundleError: ``out`` is inside the repository, or not empty, or ``seed`` is not an
+            integer >= 0.
     """
+    if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
+        raise BundleError(f"seed must be an integer >= 0, got {seed!r}")
     out = out.resolve()
     if out == ROOT or ROOT in out.parents:
         raise BundleError(
