@@ -30,7 +30,7 @@
 #                     (FOLDER/STUDENT.ipynb or FOLDER/STUDENT/*.ipynb; with ROSTER, a row for
 #                     every student on it, 0 and "no submission" where nothing came)
 #                     (unsandboxed: see the README's "Teaching with the book")
-#   make bundle OUT=FOLDER [SEED=N] [START=YYYY-MM-DD]
+#   make bundle OUT=FOLDER [SEED=N] [START=YYYY-MM-DD] [TZ=Europe/London]
 #                     the private instructor bundle of a term, outside the repository; without
 #                     SEED a random 128-bit term seed is drawn and printed: keep it
 #   make grade-rehearsal   grade a made-up class of 20 (_build/rehearsal), timed
@@ -126,7 +126,7 @@ grade: $(STAMP)
 	python -m tools.course grade-all "$(AUTOGRADER)" "$(SUBMISSIONS)" $(if $(OUT),--out "$(OUT)") $(if $(ROSTER),--roster "$(ROSTER)")
 
 bundle: $(STAMP)
-	python -m tools.course bundle "$(OUT)" $(if $(SEED),--seed "$(SEED)") $(if $(START),--start "$(START)")
+	python -m tools.course bundle "$(OUT)" $(if $(SEED),--seed "$(SEED)") $(if $(START),--start "$(START)") $(if $(TZ),--timezone "$(TZ)")
 
 REHEARSAL ?= ch2_gradients
 grade-rehearsal: course

@@ -11,7 +11,8 @@ folder outside it:
 - ``labs/NAME-key.ipynb``: each lab with its reference part (the answer key);
 - ``exam/paper.md`` and ``exam/key.md``: the term's exam and its key;
 - ``rubrics/``, ``project/``: the lab and project rubrics and the mini-project brief;
-- ``schedule.csv`` (and ``schedule.ics`` with ``--start``): the plan with the term's dates;
+- ``schedule.csv`` (and ``schedule.ics`` with ``--start``): the plan with the term's dates, the
+  meetings and the deadlines (the calendar in UTC from the plan's time zone, or ``--timezone``);
 - ``README.md``: how to grade, and the seed to keep.
 """
 
@@ -102,7 +103,13 @@ is graded with `rubrics/project.md`.
 """
 
 
-def make(out: Path, seed: int, start: str | None = None, repo: repository.Repository | None = None) -> str:
+def make(
+    out: Path,
+    seed: int,
+    start: str | None = None,
+    repo: repository.Repository | None = None,
+    timezone: str | None = None,
+) -> str:
     """Write the instructor bundle of one term.
 
     Args:
@@ -110,6 +117,7 @@ def make(out: Path, seed: int, start: str | None = None, repo: repository.Reposi
         seed: the term's secret seed (hidden tests' inputs, the exam's numbers).
         start: the Monday of week 1 (``YYYY-MM-DD``) to date the schedule, or None.
         repo: the repository and release (default: ``_config.yml``'s).
+        timezone: the IANA time zone of the plan's times (default: the plan's ``timezone``).
 
     Returns:
         A line saying what was written where.
@@ -127,7 +135,10 @@ def make(out: Path, seed: int, start: str | None = None, repo: repository.Reposi
         )
     if out.exists() and any(out.iterdir()):
         raise BundleError(f"{out} is not empty; give a new folder")
-    rows = plan.dated(plan.load(), start)  # a bad date stops here, before the slow part
+    term = plan.load()
+    rows = plan.dated(term, start)  # a bad date or zone stops here, before the slow part
+    zone = timezone or term.get("timezone", "UTC")
+    plan.timezone(zone)
     repo = repo or repository.load()
     with tempfile.TemporaryDirectory() as tmp:
         zips = course.build(Path(tmp), student=out / "student", student_labs=None, repo=repo, seed=seed)
@@ -152,7 +163,7 @@ def make(out: Path, seed: int, start: str | None = None, repo: repository.Reposi
         shutil.copytree(ROOT / "course" / folder, out / folder)
     (out / "schedule.csv").write_text(plan.csv_text(rows), encoding="utf-8")
     if start:
-        (out / "schedule.ics").write_text(plan.icalendar(rows), encoding="utf-8", newline="")
+        (out / "schedule.ics").write_text(plan.icalendar(rows, zone=zone), encoding="utf-8", newline="")
     readme = README.format(seed=seed, repo=repo.name, release=repo.release, bundle=out)
     (out / "README.md").write_text(readme, encoding="utf-8")
     return f"the instructor bundle of term seed {seed}: {out} (keep it private)"

@@ -344,6 +344,10 @@ def parser() -> argparse.ArgumentParser:
         help="the term's secret seed, an integer >= 0 (default: a random 128-bit one, printed: keep it)",
     )
     bundle.add_argument("--start", help="the Monday of week 1, YYYY-MM-DD (dates the schedule)")
+    bundle.add_argument(
+        "--timezone",
+        help="the IANA time zone of the plan's times, e.g. Europe/Berlin (the plan's: Europe/London)",
+    )
     return top
 
 
@@ -374,7 +378,7 @@ def main(argv: list[str] | None = None) -> int:
         elif args.command == "bundle":
             seed, warning = bundle.choose_seed(args.seed)
             print(warning, file=sys.stderr)
-            print(bundle.make(args.out, seed=seed, start=args.start))
+            print(bundle.make(args.out, seed=seed, start=args.start, timezone=args.timezone))
         else:
             for name, zip_path in build().items():
                 print(f"{name}: {zip_path.relative_to(ROOT)}, student notebook in student/assignments/{name}")
