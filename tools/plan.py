@@ -215,7 +215,7 @@ def _escape(text: str) -> str:
 
 
 def fold(line: str, limit: int = 75) -> str:
-    """One content line folded as RFC 5545 §3.1 asks: no physical line longer than 75 octets.
+    r"""One content line folded as RFC 5545 §3.1 asks: no physical line longer than 75 octets.
 
     Each continuation starts with a space (which counts in its 75); a UTF-8 character is never
     split between two lines.
@@ -230,7 +230,7 @@ def fold(line: str, limit: int = 75) -> str:
     Example:
         >>> folded = fold("DESCRIPTION:" + "α" * 40)
         >>> [len(part.encode()) for part in folded.split("\r\n")]
-        [74, 21]
+        [74, 19]
         >>> folded.replace("\r\n ", "") == "DESCRIPTION:" + "α" * 40
         True
     """

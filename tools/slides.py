@@ -249,7 +249,9 @@ def deck_notebook(nb, glue: dict, chapter_label: str):
                 slides.append(_slide(f"### {section or title}\n", "subslide"))
                 slides.append(_slide("", "-", "code", images))
                 # alt text for the image: what it is a figure of (the chapter's prose describes it)
-                slides[-1].metadata["alt"] = f"Figure of the section '{section or title}', drawn by the chapter's code"
+                slides[-1].metadata["alt"] = (
+                    f"Figure of the section '{section or title}', drawn by the chapter's code"
+                )
     if title is None:
         raise ValueError("the chapter has no title (a '# ' heading)")
     head = _slide(f"# {title}\n\n*{chapter_label}*\n\n{intro}\n", "slide")
@@ -278,7 +280,9 @@ def _cell_html(cell, md) -> str:
         return md.render(cell.source)
     alt = html.escape(cell.metadata.get("alt", "A figure of the chapter"), quote=True)
     return "".join(
-        f'<img alt="{alt}" src="data:image/png;base64,{_image(o).strip()}">' for o in cell.outputs if _image(o)
+        f'<img alt="{alt}" src="data:image/png;base64,{_image(o).strip()}">'
+        for o in cell.outputs
+        if _image(o)
     )
 
 
