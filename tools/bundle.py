@@ -10,7 +10,8 @@ folder outside it:
 - ``student/NAME/``: the student notebooks and public tests (the same as ``student/assignments``);
 - ``labs/NAME-key.ipynb``: each lab with its reference part (the answer key);
 - ``exam/paper.md`` and ``exam/key.md``: the term's exam and its key;
-- ``rubrics/``, ``project/``: the lab and project rubrics and the mini-project brief;
+- ``rubrics/``, ``project/``, ``policies.md``: the lab and project rubrics, the mini-project brief
+  and the course's policies;
 - ``schedule.csv`` (and ``schedule.ics`` with ``--start``): the plan with the term's dates, the
   meetings and the deadlines (the calendar in UTC from the plan's time zone, or ``--timezone``);
 - ``README.md``: how to grade, and the seed to keep.
@@ -99,7 +100,8 @@ On Gradescope, upload `autograders/NAME-autograder.zip` as the assignment's auto
 
 Labs are graded with `rubrics/lab.md` against `labs/NAME-key.ipynb` (run it: its last part computes
 the reference answers from the recorded runs). The exam's key is `exam/key.md`; the mini-project
-is graded with `rubrics/project.md`.
+is graded with `rubrics/project.md`. The course's policies (late work, collaboration, AI tools,
+regrades, accessibility) are in `policies.md`; `schedule.ics` has every meeting and deadline.
 """
 
 
@@ -161,6 +163,7 @@ def make(
     )
     for folder in ("rubrics", "project"):
         shutil.copytree(ROOT / "course" / folder, out / folder)
+    shutil.copyfile(ROOT / "course" / "policies.md", out / "policies.md")
     (out / "schedule.csv").write_text(plan.csv_text(rows), encoding="utf-8")
     if start:
         (out / "schedule.ics").write_text(plan.icalendar(rows, zone=zone), encoding="utf-8", newline="")
