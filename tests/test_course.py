@@ -880,6 +880,65 @@ def test_make_help_lists_each_target_once():
     assert "make colab" in header
 
 
+def test_readme_says_what_is_public_and_how_to_release_a_term(tmp_path):
+    section = _readme_section()
+    public = section[section.index("**What is public.**") : section.index("**A term's release.**")]
+    for words in ("instructor bundle", "hidden tests' *inputs*", "per term", "course/policies.md"):
+        assert words in public, words
+    release = section[section.index("**A term's release.**") : section.index("**Grading safely.**")]
+    (block,) = re.findall(r"```bash\n(.*?)```", release, flags=re.S)
+    commands = [line.split("#")[0].strip() for line in block.splitlines() if line.split("#")[0].strip()]
+    # the sed that the README gives changes _config.yml's release, and only it
+    (sed,) = [c for c in commands if c.startswith("sed ")]
+    pattern, replacement = re.fullmatch(r"sed -i 's/(.*)/(.*)/' _config.yml", sed).groups()
+    config = (ROOT / "_config.yml").read_text("utf-8")
+    changed = re.sub(pattern, replacement, config, flags=re.M)
+    (tmp_path / "_config.yml").write_text(changed)
+    assert repository.load(tmp_path / "_config.yml") == repository.Repository(
+        repository.load().name, "term-2027"
+    )
+    assert len(changed.splitlines()) == len(config.splitlines())
+    assert sum(a != b for a, b in zip(changed.splitlines(), config.splitlines(), strict=True)) == 1
+    tag = next(c for c in commands if c.startswith("git commit"))
+    assert "git tag -a term-2027" in tag and any(
+        c.startswith("git push origin HEAD term-2027") for c in commands
+    )
+    (bundle_line,) = [c for c in commands if c.startswith("make bundle")]
+    assert "SEED" not in bundle_line  # the seed is drawn, and printed to keep
+    assert "git+https://github.com/OWNER/NAME.git@term-2027" in release
+
+
+POLICIES = ROOT / "course" / "policies.md"
+
+
+def test_policies_cover_what_a_term_needs_and_agree_with_the_plan():
+    text = POLICIES.read_text("utf-8")
+    headings = re.findall(r"^## (.+)$", text, flags=re.M)
+    assert headings == [
+        "Late work",
+        "Collaboration and academic integrity",
+        "AI tools",
+        "Regrade requests",
+        "Accessibility",
+    ]
+    for page in (ROOT / "README.md", ROOT / "student" / "README.md", ROOT / "intro.md"):
+        assert "course/policies.md" in page.read_text("utf-8"), page.name
+    # the deadlines the policies state are the plan's
+    due = {d["item"]: d for d in plan.load()["due"]}
+    assert "by the Sunday of the lab's week, 23:59" in text
+    assert all((due[f"Lab {n}"]["weekday"], due[f"Lab {n}"]["time"]) == (6, "23:59") for n in (4, 5))
+    lab = plan.load()["slots"]["Lab"]
+    assert "due at the start of the lab in the week after they are handed out" in text
+    for n in range(1, 6):
+        d = due[f"Assignment {n}"]
+        handed = next(m["week"] for m in plan.load()["meetings"] if f"Assignment {n} handed out" in m["what"])
+        assert (d["week"], d["weekday"], d["time"]) == (handed + 1, lab["weekday"], lab["start"]), n
+    assert (due["Mini-project"]["week"], due["Mini-project"]["time"]) == (
+        next(m["week"] for m in plan.load()["meetings"] if m["meeting"] == "Exam"),
+        plan.load()["slots"]["Exam"]["start"],
+    )
+
+
 @pytest.mark.slow
 def test_a_term_bundle_grades_its_solutions_in_full(tmp_path):
     out = tmp_path / "bundle"
@@ -887,7 +946,9 @@ def test_a_term_bundle_grades_its_solutions_in_full(tmp_path):
     names = [m.stem for m in MASTERS]
     assert sorted(p.stem for p in (out / "assignments").glob("*.ipynb")) == names
     assert sorted((out / "labs").iterdir()) == [out / "labs" / f"{lab.stem}-key.ipynb" for lab in LABS]
-    assert (out / "exam" / "key.md").exists() and (out / "schedule.ics").exists()
+    assert (out / "exam" / "key.md").exists() and (out / "policies.md").read_text() == POLICIES.read_text()
+    calendar = _parse_ics((out / "schedule.ics").read_bytes().decode("utf-8"))
+    assert sum(_props(e, "CATEGORIES") == ["DEADLINE"] for e in calendar[2]) == len(plan.load()["due"])
     for name in names:
         result = grading.grade(
             out / "autograders" / f"{name}-autograder.zip", out / "assignments" / f"{name}.ipynb"
