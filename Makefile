@@ -22,16 +22,17 @@
 #                     a chapter's code changed, for the numbers its prose quotes
 #   make student      the student edition: every chapter without its solutions, exercises
 #                     as stubs, no MyST, into student/ (committed: Colab opens it from GitHub)
-#   make colab        the Colab edition, colab/: every chapter with its prose as the book shows
-#                     it (glued values from the last make book, links, citations), committed
 #   make course       what students may see (student/assignments, student/labs without their
 #                     answers), the plan's tables and course/schedule.csv, the exam's specimen,
 #                     and the public autograder zips in _build/course
-#   make grade AUTOGRADER=_build/course/NAME-autograder.zip SUBMISSIONS=FOLDER [OUT=...]
+#   make grade AUTOGRADER=_build/course/NAME-autograder.zip SUBMISSIONS=FOLDER [OUT=...] [ROSTER=CSV]
 #                     grade a class: OUT/scores.csv and one feedback file per student
+#                     (FOLDER/STUDENT.ipynb or FOLDER/STUDENT/*.ipynb; with ROSTER, a row for
+#                     every student on it, 0 and "no submission" where nothing came)
 #                     (unsandboxed: see the README's "Teaching with the book")
-#   make bundle SEED=N OUT=FOLDER [START=YYYY-MM-DD]
-#                     the private instructor bundle of a term, outside the repository
+#   make bundle OUT=FOLDER [SEED=N] [START=YYYY-MM-DD] [TZ=Europe/London]
+#                     the private instructor bundle of a term, outside the repository; without
+#                     SEED a random 128-bit term seed is drawn and printed: keep it
 #   make grade-rehearsal   grade a made-up class of 20 (_build/rehearsal), timed
 #   make slides       a reveal.js deck per chapter into _build/slides, with speaker notes
 #                     (executes the chapters with nbclient, or reuses the book's outputs where
@@ -122,16 +123,16 @@ course: $(STAMP)
 
 OUT ?=
 grade: $(STAMP)
-	python -m tools.course grade-all "$(AUTOGRADER)" "$(SUBMISSIONS)" $(if $(OUT),--out "$(OUT)")
+	python -m tools.course grade-all "$(AUTOGRADER)" "$(SUBMISSIONS)" $(if $(OUT),--out "$(OUT)") $(if $(ROSTER),--roster "$(ROSTER)")
 
 bundle: $(STAMP)
-	python -m tools.course bundle --seed "$(SEED)" "$(OUT)" $(if $(START),--start "$(START)")
+	python -m tools.course bundle "$(OUT)" $(if $(SEED),--seed "$(SEED)") $(if $(START),--start "$(START)") $(if $(TZ),--timezone "$(TZ)")
 
 REHEARSAL ?= ch2_gradients
 grade-rehearsal: course
 	rm -rf _build/rehearsal
 	python -m tools.fake_class _build/course/$(REHEARSAL) _build/rehearsal/submissions
-	python -m tools.course grade-all _build/course/$(REHEARSAL)-autograder.zip _build/rehearsal/submissions --out _build/rehearsal/graded --timeout 60
+	python -m tools.course grade-all _build/course/$(REHEARSAL)-autograder.zip _build/rehearsal/submissions --roster _build/rehearsal/roster.csv --out _build/rehearsal/graded --timeout 60
 
 slides: $(STAMP) student
 	python -m tools.slides

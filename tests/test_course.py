@@ -8,8 +8,11 @@ floor versions.
 
 import ast
 import csv
+import datetime as dt
 import json
 import re
+import shutil
+import textwrap
 from pathlib import Path
 
 import nbformat
@@ -214,6 +217,74 @@ def test_labs_cover_chapters_4_and_5():
     assert [p.stem for p in LABS] == sorted(TRAINING)
 
 
+def _lab_config(lab):
+    """The config the lab's setup cell makes (without preparing data or building a model)."""
+    import dataclasses
+
+    from entmax_book.toy import configs
+    from entmax_book.translation import runs
+
+    if lab.stem == "ch5_lab":
+        return runs.config_for("alpha_entmax_seed0")
+    (setup,) = [c.source for c in _read(lab).cells if c.cell_type == "code" and "config = " in c.source]
+    line = next(line for line in setup.splitlines() if line.startswith("config = "))
+    return eval(line.split("=", 1)[1].split("#")[0], {"dataclasses": dataclasses, "configs": configs})
+
+
+def _snippets(lab):
+    """Every piece of code in a lab: its code cells, and the code of its markdown (inline and fenced)."""
+    for cell in _read(lab).cells:
+        if cell.cell_type == "code":
+            yield cell.source
+        else:
+            yield from re.findall(r"```python\n(.*?)```", cell.source, flags=re.S)
+            yield from re.findall(r"(?<!`)`([^`\n]+)`(?!`)", cell.source)
+
+
+@pytest.mark.parametrize("lab", LABS, ids=lambda p: p.stem)
+def test_every_config_change_a_lab_shows_is_valid_code_for_its_config(lab):
+    """Part C changes one setting: each `config.replace(...)` / `dataclasses.replace(config, ...)`
+    the lab shows or runs must work on the lab's own config (a field that does not exist, such as
+    `config.learning_rate` on a TranslationConfig, fails here)."""
+    import dataclasses
+
+    config = _lab_config(lab)
+    changes = []
+    for snippet in _snippets(lab):
+        try:
+            tree = ast.parse(textwrap.dedent(snippet))
+        except SyntaxError:
+            continue
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Call) and ast.unparse(node.func) in (
+                "config.replace",
+                "dataclasses.replace",
+            ):
+                if ast.unparse(node.func) == "dataclasses.replace" and ast.unparse(node.args[0]) != "config":
+                    continue
+                changes.append(ast.unparse(node))
+    assert changes, f"{lab.stem}: Part C changes no setting"
+    for change in changes:
+        changed = eval(change, {"config": config, "dataclasses": dataclasses, "alpha_rate": 6e-3})
+        assert type(changed) is type(config) and changed != config, change
+    if lab.stem == "ch5_lab":
+        (part_c,) = [c.source for c in _read(lab).cells if c.cell_type == "code" and "faster = " in c.source]
+        namespace = {"config": config}
+        exec(part_c, namespace)
+        faster = namespace["faster"]
+        assert faster.train.alpha_learning_rate == pytest.approx(10 * config.train.learning_rate)
+        assert faster.replace(alpha_learning_rate=config.train.alpha_learning_rate) == config
+        # the training the student copies into a new cell uses names the lab defines
+        (block,) = [b for b in _snippets(lab) if "fast_history" in b and "\n" in b]
+        defined = {"Transformer", "data", "train", "faster", "STEPS", "mean_alpha", "after"}
+        used = {
+            n.id
+            for n in ast.walk(ast.parse(textwrap.dedent(block)))
+            if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)
+        }
+        assert used - {"fast_model", "fast_history", "fast", "kind", "print"} <= defined, used
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("lab", LABS, ids=lambda p: p.stem)
 def test_lab_runs_and_its_reference_is_computed_from_the_record(lab, capsys):
@@ -233,7 +304,12 @@ def test_lab_runs_and_its_reference_is_computed_from_the_record(lab, capsys):
         exec(compile(source, f"{lab.name}", "exec"), namespace)
     printed = capsys.readouterr().out
     answers = printed[printed.index("Reference answers") :]
-    assert re.search(r"^1\. .+$", answers, flags=re.M) and re.search(r"^3\. .+$", answers, flags=re.M)
+    # a model answer for every question of the lab's answers cell, the open ones included
+    (asked,) = [c.source for c in _read(lab).cells if c.source.startswith("**Your answers**")]
+    questions = [int(n) for n in re.findall(r"^(\d+)\. ", asked, flags=re.M)]
+    assert questions == list(range(1, len(questions) + 1)) and len(questions) >= 7, questions
+    for n in questions:
+        assert re.search(rf"^{n}\. .{{20,}}$", answers, flags=re.M), f"{lab.stem}: no model answer to {n}"
 
 
 # ----------------------------------------------------------------------------------------
@@ -431,8 +507,84 @@ def test_grade_all_writes_scores_and_one_feedback_file_per_student(tmp_path, mon
     assert sorted(feedback) == ["ann", "bob", "cat", "dan"]
     assert "Not graded: not a notebook: not JSON" in feedback["dan"] and feedback["ann"].count("passed") == 3
     assert "2 of 4 graded" in grading.summary(results, tmp_path / "out")
-    with pytest.raises(grading.GradingError, match="holds no"):
-        grading.grade_all(zip_path, tmp_path / "out", tmp_path / "out2")
+    (tmp_path / "empty").mkdir()
+    with pytest.raises(grading.GradingError, match="holds no submission"):
+        grading.grade_all(zip_path, tmp_path / "empty", tmp_path / "out2")
+    with pytest.raises(grading.GradingError, match="FOLDER .* is not a folder"):
+        grading.grade_all(zip_path, tmp_path / "nowhere", tmp_path / "out2")
+    for bad, match in ((dict(timeout=0), "--timeout"), (dict(jobs=0), "--jobs")):
+        with pytest.raises(grading.GradingError, match=match):
+            grading.grade_all(zip_path, folder, tmp_path / "out3", **bad)
+
+
+def test_grade_all_with_a_roster_gives_every_student_a_row(tmp_path, monkeypatch):
+    """An LMS export: a folder per student (notebooks at any depth, several, or none), flat files,
+    files that are not notebooks; the roster names who is in the class."""
+    zip_path = _fake_autograder(tmp_path / "f-autograder.zip")
+    folder = tmp_path / "export"
+    code = "def f(x):\n    return x + 1"
+    _notebook(folder.mkdir() or folder / "ann.ipynb", code)  # flat
+    (folder / "bob" / "attempt").mkdir(parents=True)  # a folder, the notebook one level down
+    _notebook(folder / "bob" / "attempt" / "my work.ipynb", code)
+    (folder / "bob" / "notes.txt").write_text("hi")
+    (folder / "Cat").mkdir()  # the roster says "cat"; several notebooks: the assignment's is graded
+    _notebook(folder / "Cat" / "scratch.ipynb", code)
+    _notebook(folder / "Cat" / "f.ipynb", code)
+    (folder / "dan.pdf").write_bytes(b"%PDF-1.4")  # not a notebook, flat
+    (folder / "eve").mkdir()  # a folder without a notebook
+    (folder / "eve" / "answers.py").write_text(code)
+    (folder / "fay").mkdir()  # an empty folder
+    _notebook(folder / "zed.ipynb", code)  # not on the roster
+    (folder / ".DS_Store").write_bytes(b"\0")  # ignored, as are checkpoints
+    (folder / "ann" / ".ipynb_checkpoints").mkdir(parents=True)
+    roster = tmp_path / "roster.csv"
+    roster.write_text("Email,Student\na@x,ann\nb@x,bob\nc@x,cat\nd@x,dan\ne@x,eve\nf@x,fay\ng@x,gil\n")
+    graded = {}
+
+    def otter(*args, cwd=None, timeout=None):
+        graded[Path(args[-1]).name] = True
+        return _fake_otter({Path(args[-1]).stem: (5, "")})(*args, cwd=cwd, timeout=timeout)
+
+    monkeypatch.setattr(course, "_otter", otter)
+    out = folder / "graded"  # inside the folder: not a submission
+    assert course.main(["grade-all", str(zip_path), str(folder), "--roster", str(roster)]) == 0
+    rows = list(csv.DictReader((out / "scores.csv").open()))
+    assert [r["student"] for r in rows] == ["ann", "bob", "cat", "dan", "eve", "fay", "gil", "zed"]
+    row = {r["student"]: r for r in rows}
+    assert sorted(graded) == ["ann.ipynb", "f.ipynb", "my work.ipynb", "zed.ipynb"]
+    for name in ("ann", "bob", "cat", "zed"):
+        assert row[name]["score"] == "5" and not row[name]["problem"], row[name]
+    assert row["bob"]["file"] == "bob/attempt/my work.ipynb" and row["cat"]["file"] == "Cat/f.ipynb"
+    assert row["dan"]["problem"].startswith("not a notebook: dan.pdf is a .pdf file")
+    assert row["eve"]["problem"] == "not a notebook: the folder holds no .ipynb, only answers.py"
+    assert row["fay"]["problem"].startswith("no submission")
+    assert (row["gil"]["score"], row["gil"]["problem"], row["gil"]["f"]) == ("0", "no submission", "0")
+    assert row["zed"]["note"] == "not on the roster" and not row["ann"]["note"]
+    feedback = {p.stem: p.read_text() for p in (out / "feedback").glob("*.txt")}
+    assert sorted(feedback) == sorted(row) and "Not graded: no submission" in feedback["gil"]
+    # without a roster: who handed something in
+    shutil.rmtree(out)
+    grading.grade_all(zip_path, folder, out)
+    assert [r["student"] for r in csv.DictReader((out / "scores.csv").open())] == [
+        "ann", "bob", "Cat", "dan", "eve", "fay", "zed",
+    ]  # fmt: skip
+
+
+def test_a_bad_roster_is_named_in_one_line(tmp_path, capsys):
+    zip_path = _fake_autograder(tmp_path / "f-autograder.zip")
+    _notebook((tmp_path / "s").mkdir() or tmp_path / "s" / "ann.ipynb", "x = 1")
+    args = ["grade-all", str(zip_path), str(tmp_path / "s"), "--roster"]
+    assert "--roster" in _one_line_error(capsys, [*args, str(tmp_path / "none.csv")])
+    for text, match in (
+        ("", "names no student"),
+        ("student\nann\nAnn\n", "on it twice"),
+        ("student,x\n,1\n", "without"),
+    ):
+        (tmp_path / "r.csv").write_text(text)
+        err = _one_line_error(capsys, [*args, str(tmp_path / "r.csv")])
+        assert "--roster" in err and match in err, err
+    (tmp_path / "r.csv").write_text("ann\nbob\n")  # no header: the first column
+    assert grading.read_roster(tmp_path / "r.csv") == ["ann", "bob"]
 
 
 # ----------------------------------------------------------------------------------------
@@ -520,18 +672,119 @@ def test_intro_and_schedule_are_made_from_the_plan():
         assert re.findall(r"Chapter (\d)", lecture["what"]) == [str(week)], lecture
 
 
+def _parse_ics(text):
+    """A small RFC 5545 reader: checks the physical lines, unfolds them and returns the components
+    as (name, [(property, parameters, value)], children)."""
+    raw = text.encode("utf-8")
+    assert raw.endswith(b"\r\n") and b"\n" not in raw.replace(b"\r\n", b""), "lines end with CRLF only"
+    physical = raw.split(b"\r\n")[:-1]
+    assert all(len(line) <= 75 for line in physical), max(physical, key=len)
+    for line in physical:
+        line.decode("utf-8")  # a fold never splits a character
+    logical = []
+    for line in physical:
+        if line[:1] in (b" ", b"\t"):
+            assert logical, "a continuation line first"
+            logical[-1] += line[1:]
+        else:
+            logical.append(line)
+    stack = [("ROOT", [], [])]
+    for line in (entry.decode("utf-8") for entry in logical):
+        match = re.fullmatch(r"([A-Z][A-Z0-9-]*)((?:;[A-Z0-9-]+=[^;:]*)*):(.*)", line)
+        assert match, f"not a content line: {line!r}"
+        name, params, value = match.groups()
+        assert not re.search(r"(?<!\\)[,;]", value) or name not in ("SUMMARY", "DESCRIPTION"), line
+        if name == "BEGIN":
+            stack.append((value, [], []))
+        elif name == "END":
+            component = stack.pop()
+            assert component[0] == value, f"END:{value} closes {component[0]}"
+            stack[-1][2].append(component)
+        else:
+            stack[-1][1].append((name, params, value))
+    (calendar,) = stack[0][2]
+    assert len(stack) == 1 and calendar[0] == "VCALENDAR"
+    return calendar
+
+
+def _props(component, name):
+    return [value for key, _, value in component[1] if key == name]
+
+
 def test_dated_schedule_and_calendar():
     rows = plan.dated(plan.load(), "2027-01-11")
     first_lab = next(r for r in rows if r["meeting"] == "Lab")
     assert (first_lab["week"], first_lab["date"], first_lab["start"]) == ("1", "2027-01-14", "14:00")
-    ics = plan.icalendar(rows)
-    assert ics.startswith("BEGIN:VCALENDAR\r\n") and ics.endswith("END:VCALENDAR\r\n")
-    assert ics.count("BEGIN:VEVENT") == sum(bool(r["date"]) for r in rows) > 10
-    assert "DTSTART:20270114T140000" in ics and "DTEND:20270114T153000" in ics
+    stamp = dt.datetime(2026, 12, 1, tzinfo=dt.timezone.utc)
+    ics = plan.icalendar(rows, stamp=stamp)
+    calendar = _parse_ics(ics)
+    assert _props(calendar, "VERSION") == ["2.0"] and _props(calendar, "PRODID")
+    events = [c for c in calendar[2] if c[0] == "VEVENT"]
+    assert len(events) == sum(bool(r["date"] and r["start"]) for r in rows) > 10
+    uids = [_props(e, "UID") for e in events]
+    assert all(len(u) == 1 for u in uids) and len({u[0] for u in uids}) == len(events), "UIDs unique"
+    for event in events:
+        assert len(_props(event, "DTSTAMP")) == 1 and len(_props(event, "DTSTART")) == 1
+        assert all(re.fullmatch(r"\d{8}T\d{6}Z", v) for k in ("DTSTART", "DTEND") for v in _props(event, k))
+    by_summary = {_props(e, "SUMMARY")[0]: e for e in events}
+    lab = by_summary["Sparse attention (the entmax book): week 1 lab"]
+    assert _props(lab, "DTSTART") == ["20270114T140000Z"] and _props(lab, "DTEND") == ["20270114T153000Z"]
+    # the long descriptions are folded, and unfold to the plan's text (escaped)
+    lecture = by_summary["Sparse attention (the entmax book): week 1 lecture"]
+    assert _props(lecture, "DESCRIPTION")[0].replace("\\,", ",").replace("\\;", ";") == rows[1]["what"]
+    assert max(len(line.encode()) for line in ics.split("\r\n")) == 75
+    # every deadline of the plan is an event at its time, with a reminder
+    deadlines = [e for e in events if _props(e, "CATEGORIES") == ["DEADLINE"]]
+    assert len(deadlines) == len(plan.load()["due"]) >= 7
+    a1 = by_summary["Sparse attention (the entmax book): Assignment 1 due"]
+    assert _props(a1, "DTSTART") == ["20270121T140000Z"] and [c[0] for c in a1[2]] == ["VALARM"]
+    # stable: the same plan and term give the same file; another term other UIDs
+    assert plan.icalendar(plan.dated(plan.load(), "2027-01-11"), stamp=stamp) == ics
+    other = plan.icalendar(plan.dated(plan.load(), "2027-09-27"), stamp=stamp)
+    assert not {u[0] for u in uids} & set(re.findall(r"^UID:(.*)\r$", other, flags=re.M))
+    # local times in the plan's zone, in UTC: British Summer Time is an hour ahead
+    summer = plan.icalendar(plan.dated(plan.load(), "2027-06-07"), stamp=stamp)
+    assert "DTSTART:20270610T130000Z" in summer  # week 1's lab, 14:00 in London
+    assert "DTSTART:20270610T120000Z" in plan.icalendar(
+        plan.dated(plan.load(), "2027-06-07"), zone="Europe/Berlin", stamp=stamp
+    )
+    with pytest.raises(plan.PlanError, match="timezone 'Mars/Base'"):
+        plan.icalendar(rows, zone="Mars/Base")
     with pytest.raises(plan.PlanError, match="Monday"):
         plan.dated(plan.load(), "2027-01-12")
     with pytest.raises(plan.PlanError, match="not a date"):
         plan.dated(plan.load(), "next monday")
+
+
+def test_ics_parser_check_fails_on_what_rfc_5545_forbids():
+    good = plan.icalendar(plan.dated(plan.load(), "2027-01-11"))
+    for bad in (
+        good.replace("\r\n", "\n"),  # bare LF
+        good.replace("\r\n ", ""),  # unfolded: lines over 75 octets
+        good.replace("END:VEVENT", "END:VTODO", 1),  # unbalanced
+    ):
+        with pytest.raises(AssertionError):
+            _parse_ics(bad)
+    assert plan.fold("X:" + "é" * 80).replace("\r\n ", "") == "X:" + "é" * 80
+
+
+def test_every_graded_item_has_a_deadline_in_the_plan(tmp_path):
+    current = plan.load()
+    due = {d["item"]: d for d in current["due"]}
+    assert {f"Assignment {i}" for i in range(1, len(MASTERS) + 1)} | {"Lab 4", "Lab 5"} <= set(due)
+    for item, d in due.items():  # each meeting text that says "X due" is in the week of X's deadline
+        said = [m["week"] for m in current["meetings"] if re.search(rf"\b{item} due\b", m["what"])]
+        assert not said or said == [d["week"]], (item, said, d)
+    rows = plan.dated(current, "2027-01-11")
+    assert [r["what"] for r in rows if r["meeting"] == "Due"] == [f"{d['item']} due" for d in current["due"]]
+    broken = dict(current, due=[{"item": "Assignment 1", "week": 99, "weekday": 3, "time": "14:00"}])
+    (tmp_path / "plan.json").write_text(json.dumps(broken))
+    with pytest.raises(plan.PlanError, match="week 99"):
+        plan.load(tmp_path / "plan.json")
+    broken["due"][0].update(week=2, time="2pm")
+    (tmp_path / "plan.json").write_text(json.dumps(broken))
+    with pytest.raises(plan.PlanError, match="'2pm' is not HH:MM"):
+        plan.load(tmp_path / "plan.json")
 
 
 @pytest.mark.parametrize("lab", LABS, ids=lambda p: p.stem)
@@ -587,6 +840,105 @@ def test_bundle_refuses_the_repository_and_a_used_folder(tmp_path):
         bundle.make(tmp_path / "new", seed=1, start="2027-01-13")
 
 
+def test_a_term_seed_is_drawn_when_none_is_given_and_a_guessable_one_is_warned_of(
+    tmp_path, capsys, monkeypatch
+):
+    drawn = {bundle.choose_seed(None)[0] for _ in range(5)}
+    assert len(drawn) == 5 and all(bundle.GUESSABLE < s < 2**128 for s in drawn)
+    seed, warning = bundle.choose_seed(None)
+    assert str(seed) in warning and "keep it" in warning.lower()
+    assert "guess" in bundle.choose_seed(2027)[1] and "guess" in bundle.choose_seed(2**32 - 1)[1]
+    assert "guess" not in bundle.choose_seed(2**32)[1] and str(2**100) in bundle.choose_seed(2**100)[1]
+    with pytest.raises(bundle.BundleError, match="seed"):
+        bundle.choose_seed(-1)
+    with pytest.raises(bundle.BundleError, match="seed"):
+        bundle.make(tmp_path / "b", seed="2027")
+    # different seeds draw different hidden inputs even above 2**32 (the whole seed is used)
+    assert course.term_seed(2**64, "x") != course.term_seed(2**64 + 2**40, "x")
+    # the command line: no --seed draws one, prints it, and makes the bundle with it
+    made = {}
+    monkeypatch.setattr(
+        bundle, "make", lambda out, seed, start=None, timezone=None: made.update(seed=seed) or "ok"
+    )
+    assert course.main(["bundle", str(tmp_path / "b")]) == 0
+    err = capsys.readouterr().err
+    assert "WARNING" in err and str(made["seed"]) in err and made["seed"] >= bundle.GUESSABLE
+    assert course.main(["bundle", str(tmp_path / "b"), "--seed", "7"]) == 0 and made["seed"] == 7
+    assert "guess" in capsys.readouterr().err
+    for bad in ("abc", "-3", "1.5"):
+        assert "--seed" in _one_line_error(capsys, ["bundle", str(tmp_path / "b"), "--seed", bad])
+
+
+def test_make_help_lists_each_target_once():
+    text = (ROOT / "Makefile").read_text("utf-8")
+    header = text[: text.index("\n\n", text.index("make colab"))]
+    listed = re.findall(r"^#   make ([\w-]+)", text, flags=re.M)
+    assert len(listed) == len(set(listed)), sorted(t for t in listed if listed.count(t) > 1)
+    assert {"colab", "student", "course", "grade", "bundle", "grade-rehearsal", "slides", "pdf"} <= set(
+        listed
+    )
+    assert "make colab" in header
+
+
+def test_readme_says_what_is_public_and_how_to_release_a_term(tmp_path):
+    section = _readme_section()
+    public = section[section.index("**What is public.**") : section.index("**A term's release.**")]
+    for words in ("instructor bundle", "hidden tests' *inputs*", "per term", "course/policies.md"):
+        assert words in public, words
+    release = section[section.index("**A term's release.**") : section.index("**Grading safely.**")]
+    (block,) = re.findall(r"```bash\n(.*?)```", release, flags=re.S)
+    commands = [line.split("#")[0].strip() for line in block.splitlines() if line.split("#")[0].strip()]
+    # the sed that the README gives changes _config.yml's release, and only it
+    (sed,) = [c for c in commands if c.startswith("sed ")]
+    pattern, replacement = re.fullmatch(r"sed -i 's/(.*)/(.*)/' _config.yml", sed).groups()
+    config = (ROOT / "_config.yml").read_text("utf-8")
+    changed = re.sub(pattern, replacement, config, flags=re.M)
+    (tmp_path / "_config.yml").write_text(changed)
+    assert repository.load(tmp_path / "_config.yml") == repository.Repository(
+        repository.load().name, "term-2027"
+    )
+    assert len(changed.splitlines()) == len(config.splitlines())
+    assert sum(a != b for a, b in zip(changed.splitlines(), config.splitlines(), strict=True)) == 1
+    tag = next(c for c in commands if c.startswith("git commit"))
+    assert "git tag -a term-2027" in tag and any(
+        c.startswith("git push origin HEAD term-2027") for c in commands
+    )
+    (bundle_line,) = [c for c in commands if c.startswith("make bundle")]
+    assert "SEED" not in bundle_line  # the seed is drawn, and printed to keep
+    assert "git+https://github.com/OWNER/NAME.git@term-2027" in release
+
+
+POLICIES = ROOT / "course" / "policies.md"
+
+
+def test_policies_cover_what_a_term_needs_and_agree_with_the_plan():
+    text = POLICIES.read_text("utf-8")
+    headings = re.findall(r"^## (.+)$", text, flags=re.M)
+    assert headings == [
+        "Late work",
+        "Collaboration and academic integrity",
+        "AI tools",
+        "Regrade requests",
+        "Accessibility",
+    ]
+    for page in (ROOT / "README.md", ROOT / "student" / "README.md", ROOT / "intro.md"):
+        assert "course/policies.md" in page.read_text("utf-8"), page.name
+    # the deadlines the policies state are the plan's
+    due = {d["item"]: d for d in plan.load()["due"]}
+    assert "by the Sunday of the lab's week, 23:59" in text
+    assert all((due[f"Lab {n}"]["weekday"], due[f"Lab {n}"]["time"]) == (6, "23:59") for n in (4, 5))
+    lab = plan.load()["slots"]["Lab"]
+    assert "due at the start of the lab in the week after they are handed out" in text
+    for n in range(1, 6):
+        d = due[f"Assignment {n}"]
+        handed = next(m["week"] for m in plan.load()["meetings"] if f"Assignment {n} handed out" in m["what"])
+        assert (d["week"], d["weekday"], d["time"]) == (handed + 1, lab["weekday"], lab["start"]), n
+    assert (due["Mini-project"]["week"], due["Mini-project"]["time"]) == (
+        next(m["week"] for m in plan.load()["meetings"] if m["meeting"] == "Exam"),
+        plan.load()["slots"]["Exam"]["start"],
+    )
+
+
 @pytest.mark.slow
 def test_a_term_bundle_grades_its_solutions_in_full(tmp_path):
     out = tmp_path / "bundle"
@@ -594,7 +946,9 @@ def test_a_term_bundle_grades_its_solutions_in_full(tmp_path):
     names = [m.stem for m in MASTERS]
     assert sorted(p.stem for p in (out / "assignments").glob("*.ipynb")) == names
     assert sorted((out / "labs").iterdir()) == [out / "labs" / f"{lab.stem}-key.ipynb" for lab in LABS]
-    assert (out / "exam" / "key.md").exists() and (out / "schedule.ics").exists()
+    assert (out / "exam" / "key.md").exists() and (out / "policies.md").read_text() == POLICIES.read_text()
+    calendar = _parse_ics((out / "schedule.ics").read_bytes().decode("utf-8"))
+    assert sum(_props(e, "CATEGORIES") == ["DEADLINE"] for e in calendar[2]) == len(plan.load()["due"])
     for name in names:
         result = grading.grade(
             out / "autograders" / f"{name}-autograder.zip", out / "assignments" / f"{name}.ipynb"

@@ -514,6 +514,10 @@ def test_deck_has_title_sections_equations_figures_notes_and_summary_but_no_exer
     assert sum(1 for c in deck.cells if c.cell_type == "code") == 1  # the plot, without its code
     html = slides.render(deck, tmp_path / "deck.slides.html").read_text()
     slides.check_deck(html, "9. A toy chapter", 2)
+    images = re.findall(r"<img\b[^>]*>", html)
+    assert len(images) == 2 and all(re.search(r'\balt="[^"]+"', tag) for tag in images), images
+    with pytest.raises(ValueError, match="without alt text"):
+        slides.check_deck(re.sub(r'\balt="[^"]*"', "", html), "9. A toy chapter", 2)
     assert "plot()" not in html and "Reveal.initialize" in html
     notes = re.findall(r'<aside class="notes">(.*?)</aside>', html, flags=re.S)
     assert (

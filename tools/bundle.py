@@ -10,13 +10,16 @@ folder outside it:
 - ``student/NAME/``: the student notebooks and public tests (the same as ``student/assignments``);
 - ``labs/NAME-key.ipynb``: each lab with its reference part (the answer key);
 - ``exam/paper.md`` and ``exam/key.md``: the term's exam and its key;
-- ``rubrics/``, ``project/``: the lab and project rubrics and the mini-project brief;
-- ``schedule.csv`` (and ``schedule.ics`` with ``--start``): the plan with the term's dates;
+- ``rubrics/``, ``project/``, ``policies.md``: the lab and project rubrics, the mini-project brief
+  and the course's policies;
+- ``schedule.csv`` (and ``schedule.ics`` with ``--start``): the plan with the term's dates, the
+  meetings and the deadlines (the calendar in UTC from the plan's time zone, or ``--timezone``);
 - ``README.md``: how to grade, and the seed to keep.
 """
 
 from __future__ import annotations
 
+import secrets
 import shutil
 import tempfile
 from pathlib import Path
@@ -28,6 +31,53 @@ ROOT = Path(__file__).resolve().parents[1]
 
 class BundleError(ValueError):
     """A bundle that must not be written there (a one-line message)."""
+
+
+#: Seeds below this can be found by trying them all (a laptop tries 2**32 seeds in hours):
+#: a student who has last term's public tests and this term's grader's behaviour could then
+#: recover the hidden inputs. A term's seed should be drawn, not chosen: :func:`choose_seed`.
+GUESSABLE = 2**32
+SEED_BITS = 128
+
+
+def choose_seed(seed: int | None) -> tuple[int, str]:
+    """The term's seed, and the warning to print with it.
+
+    Args:
+        seed: the seed the instructor gave (``--seed`` / ``make bundle SEED=``), or None.
+
+    Returns:
+        ``(seed, warning)``: with None, a fresh random 128-bit seed (:mod:`secrets`) and a warning
+        to write it down, since the bundle cannot be made again without it; with a seed below
+        :data:`GUESSABLE` (a year, a course number), that seed and a warning that it can be
+        guessed; otherwise the seed and a reminder to keep it private.
+
+    Raises:
+        BundleError: the seed is negative or not an integer.
+
+    Example:
+        >>> seed, warning = choose_seed(None)
+        >>> seed.bit_length() <= 128 and str(seed) in warning and "keep" in warning.lower()
+        True
+        >>> "guess" in choose_seed(2027)[1]
+        True
+    """
+    if seed is None:
+        seed = secrets.randbits(SEED_BITS)
+        return seed, (
+            f"WARNING: no --seed (SEED=) given: drew the random {SEED_BITS}-bit term seed {seed}. Keep it "
+            "private and write it down (a password manager): the same seed makes this bundle again, "
+            "and no other seed does."
+        )
+    if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
+        raise BundleError(f"--seed must be an integer >= 0, got {seed!r}")
+    if seed < GUESSABLE:
+        return seed, (
+            f"WARNING: the term seed {seed} is small enough to guess (below 2**32: a year, a course "
+            "number, or any of 4 billion seeds tried one by one) and with it the hidden tests' inputs "
+            "and the exam; omit --seed to draw a random 128-bit seed."
+        )
+    return seed, f"term seed {seed}: keep it private (it makes this bundle again)"
 
 
 README = """# Instructor bundle, term seed {seed}
@@ -50,11 +100,18 @@ On Gradescope, upload `autograders/NAME-autograder.zip` as the assignment's auto
 
 Labs are graded with `rubrics/lab.md` against `labs/NAME-key.ipynb` (run it: its last part computes
 the reference answers from the recorded runs). The exam's key is `exam/key.md`; the mini-project
-is graded with `rubrics/project.md`.
+is graded with `rubrics/project.md`. The course's policies (late work, collaboration, AI tools,
+regrades, accessibility) are in `policies.md`; `schedule.ics` has every meeting and deadline.
 """
 
 
-def make(out: Path, seed: int, start: str | None = None, repo: repository.Repository | None = None) -> str:
+def make(
+    out: Path,
+    seed: int,
+    start: str | None = None,
+    repo: repository.Repository | None = None,
+    timezone: str | None = None,
+) -> str:
     """Write the instructor bundle of one term.
 
     Args:
@@ -62,13 +119,17 @@ def make(out: Path, seed: int, start: str | None = None, repo: repository.Reposi
         seed: the term's secret seed (hidden tests' inputs, the exam's numbers).
         start: the Monday of week 1 (``YYYY-MM-DD``) to date the schedule, or None.
         repo: the repository and release (default: ``_config.yml``'s).
+        timezone: the IANA time zone of the plan's times (default: the plan's ``timezone``).
 
     Returns:
         A line saying what was written where.
 
     Raises:
-        BundleError: ``out`` is inside the repository, or not empty.
+        BundleError: ``out`` is inside the repository, or not empty, or ``seed`` is not an
+            integer >= 0.
     """
+    if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
+        raise BundleError(f"seed must be an integer >= 0, got {seed!r}")
     out = out.resolve()
     if out == ROOT or ROOT in out.parents:
         raise BundleError(
@@ -76,7 +137,10 @@ def make(out: Path, seed: int, start: str | None = None, repo: repository.Reposi
         )
     if out.exists() and any(out.iterdir()):
         raise BundleError(f"{out} is not empty; give a new folder")
-    rows = plan.dated(plan.load(), start)  # a bad date stops here, before the slow part
+    term = plan.load()
+    rows = plan.dated(term, start)  # a bad date or zone stops here, before the slow part
+    zone = timezone or term.get("timezone", "UTC")
+    plan.timezone(zone)
     repo = repo or repository.load()
     with tempfile.TemporaryDirectory() as tmp:
         zips = course.build(Path(tmp), student=out / "student", student_labs=None, repo=repo, seed=seed)
@@ -99,9 +163,10 @@ def make(out: Path, seed: int, start: str | None = None, repo: repository.Reposi
     )
     for folder in ("rubrics", "project"):
         shutil.copytree(ROOT / "course" / folder, out / folder)
+    shutil.copyfile(ROOT / "course" / "policies.md", out / "policies.md")
     (out / "schedule.csv").write_text(plan.csv_text(rows), encoding="utf-8")
     if start:
-        (out / "schedule.ics").write_text(plan.icalendar(rows), encoding="utf-8", newline="")
+        (out / "schedule.ics").write_text(plan.icalendar(rows, zone=zone), encoding="utf-8", newline="")
     readme = README.format(seed=seed, repo=repo.name, release=repo.release, bundle=out)
     (out / "README.md").write_text(readme, encoding="utf-8")
     return f"the instructor bundle of term seed {seed}: {out} (keep it private)"

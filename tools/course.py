@@ -102,7 +102,8 @@ def term_seed(seed: int, *keys: object) -> int:
         keys: what the draw is for (an assignment's name, the seed the public edition uses).
 
     Returns:
-        An integer in [0, 2**32): the same for the same arguments, unrelated across them.
+        An integer in [0, 2**128) (NumPy's ``default_rng`` takes it whole): the same for the same
+        arguments, unrelated across them, and as hard to guess as the term's seed up to 128 bits.
 
     Example:
         >>> term_seed(2027, "ch1_thresholds", 1) == term_seed(2027, "ch1_thresholds", 1)
@@ -111,7 +112,7 @@ def term_seed(seed: int, *keys: object) -> int:
         True
     """
     text = ":".join(str(k) for k in (seed, *keys))
-    return int.from_bytes(hashlib.sha256(text.encode()).digest()[:4], "big")
+    return int.from_bytes(hashlib.sha256(text.encode()).digest()[:16], "big")
 
 
 def _requirements(nb, repo: repository.Repository) -> list[str]:
@@ -270,6 +271,17 @@ def build(
     return zips
 
 
+def _seed(text: str) -> int:
+    # --seed: a non-negative integer (argparse names the argument in its one-line error)
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not an integer") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"{text!r} is negative; give an integer >= 0")
+    return value
+
+
 class _Parser(argparse.ArgumentParser):
     # A usage mistake is one line and exit status 2, not a page of usage.
     def error(self, message):
@@ -304,17 +316,38 @@ def parser() -> argparse.ArgumentParser:
     many = sub.add_parser(
         "grade-all",
         help="grade every notebook in a folder",
-        description="Grade every *.ipynb in FOLDER: OUT/scores.csv and OUT/feedback/NAME.txt. " + UNSANDBOXED,
+        description="Grade every submission in FOLDER (STUDENT.ipynb, or a folder per student as a "
+        "learning platform exports it): OUT/scores.csv and OUT/feedback/STUDENT.txt. " + UNSANDBOXED,
     )
     many.add_argument("autograder", type=Path, metavar="AUTOGRADER", help="NAME-autograder.zip")
-    many.add_argument("folder", type=Path, metavar="FOLDER", help="the submitted notebooks")
+    many.add_argument(
+        "folder",
+        type=Path,
+        metavar="FOLDER",
+        help="the submissions: FOLDER/STUDENT.ipynb or FOLDER/STUDENT/*.ipynb",
+    )
+    many.add_argument(
+        "--roster",
+        type=Path,
+        metavar="ROSTER.csv",
+        help="the class list (a 'student' column, or the first): every student on it gets a row, "
+        "0 with 'no submission' where nothing was handed in",
+    )
     many.add_argument("--out", type=Path, help="where scores.csv and feedback/ go (FOLDER/graded)")
     many.add_argument("--timeout", type=float, default=300, help="seconds per notebook (300)")
     many.add_argument("--jobs", type=int, default=2, help="notebooks graded at once (2)")
     bundle = sub.add_parser("bundle", help="the private instructor bundle of one term")
     bundle.add_argument("out", type=Path, metavar="OUT", help="a folder outside the repository")
-    bundle.add_argument("--seed", type=int, required=True, help="the term's secret seed (an integer)")
+    bundle.add_argument(
+        "--seed",
+        type=_seed,
+        help="the term's secret seed, an integer >= 0 (default: a random 128-bit one, printed: keep it)",
+    )
     bundle.add_argument("--start", help="the Monday of week 1, YYYY-MM-DD (dates the schedule)")
+    bundle.add_argument(
+        "--timezone",
+        help="the IANA time zone of the plan's times, e.g. Europe/Berlin (the plan's: Europe/London)",
+    )
     return top
 
 
@@ -339,11 +372,13 @@ def main(argv: list[str] | None = None) -> int:
         elif args.command == "grade-all":
             out, start = args.out or args.folder / "graded", time.perf_counter()
             results = grading.grade_all(
-                args.autograder, args.folder, out, timeout=args.timeout, jobs=args.jobs
+                args.autograder, args.folder, out, timeout=args.timeout, jobs=args.jobs, roster=args.roster
             )
             print(grading.summary(results, out), f"in {time.perf_counter() - start:.0f} s")
         elif args.command == "bundle":
-            print(bundle.make(args.out, seed=args.seed, start=args.start))
+            seed, warning = bundle.choose_seed(args.seed)
+            print(warning, file=sys.stderr)
+            print(bundle.make(args.out, seed=seed, start=args.start, timezone=args.timezone))
         else:
             for name, zip_path in build().items():
                 print(f"{name}: {zip_path.relative_to(ROOT)}, student notebook in student/assignments/{name}")

@@ -4,7 +4,9 @@
 from one assignment's Otter output (``_build/course/NAME``: its solutions and its student
 notebook): a mix of right, partly right (one function left as the stub), wrong (a function's
 result perturbed), sleeping (a cell that never ends), not-a-notebook and missing-function
-(a function renamed) submissions. The kind of each is in ``OUT/kinds.csv``.
+(a function renamed) submissions. The kind of each is in ``kinds.csv`` beside ``OUT`` (not in
+it: every file in the submissions folder is a submission), and the class list, with one student
+who handed in nothing, in ``roster.csv`` beside it.
 """
 
 from __future__ import annotations
@@ -75,7 +77,8 @@ def make_class(build: Path, out: Path, students: int = 20) -> list[tuple[Path, s
         students: how many.
 
     Returns:
-        ``(path, kind)`` per student; also written to ``out/kinds.csv``.
+        ``(path, kind)`` per student; also written to ``kinds.csv`` beside ``out``, and the class
+        list, every student and one more who handed in nothing, to ``roster.csv`` beside it.
     """
     from tools import grading
 
@@ -91,8 +94,11 @@ def make_class(build: Path, out: Path, students: int = 20) -> list[tuple[Path, s
         nb = submission(kind, solutions, stubs, questions, i)
         path.write_text(nb if isinstance(nb, str) else nbformat.writes(nb), encoding="utf-8")
         made.append((path, kind))
-    with open(out / "kinds.csv", "w", newline="", encoding="utf-8") as f:
+    with open(out.parent / "kinds.csv", "w", newline="", encoding="utf-8") as f:
         csv.writer(f).writerows([("student", "kind"), *((p.stem, k) for p, k in made)])
+    with open(out.parent / "roster.csv", "w", newline="", encoding="utf-8") as f:
+        absent = f"student-{students + 1:02d}"
+        csv.writer(f).writerows([("student",), *((p.stem,) for p, _ in made), (absent,)])
     return made
 
 
@@ -104,7 +110,10 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--students", type=int, default=20)
     args = parser.parse_args(argv)
     made = make_class(args.build, args.out, args.students)
-    print(f"{len(made)} submissions in {args.out}, their kinds in {args.out / 'kinds.csv'}")
+    print(
+        f"{len(made)} submissions in {args.out}, their kinds in {args.out.parent / 'kinds.csv'},"
+        f" the class list in {args.out.parent / 'roster.csv'}"
+    )
 
 
 if __name__ == "__main__":

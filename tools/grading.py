@@ -50,6 +50,10 @@ class Result:
     checks: list[Check] = field(default_factory=list)
     problem: str = ""
     notes: list[str] = field(default_factory=list)
+    student: str = ""  # whose it is (default: the file's name without .ipynb)
+
+    def __post_init__(self):
+        self.student = self.student or self.submission.stem
 
 
 def read_autograder(autograder: Path) -> dict[str, list[Check]]:
@@ -260,45 +264,204 @@ def feedback(result: Result) -> str:
     return "\n".join([*lines, *(f"Note: {note}" for note in result.notes), ""])
 
 
-def grade_all(autograder: Path, folder: Path, out: Path, timeout: float = 300, jobs: int = 2) -> list[Result]:
-    """Grade every ``*.ipynb`` in a folder: ``out/scores.csv`` and ``out/feedback/NAME.txt``.
+#: What a lecturer's roster may call the column of students' names (the first column otherwise).
+ROSTER_COLUMNS = ("student", "name", "username", "login", "id", "email")
+
+
+def read_roster(roster: Path) -> list[str]:
+    """The students of a roster CSV, in its order.
+
+    The student is the column named ``student`` (or ``name``, ``username``, ``login``, ``id``,
+    ``email``, in that order of preference, any case) when the first line is a header with one of
+    them; otherwise the first column of every line. Blank lines are skipped.
+
+    Args:
+        roster: the CSV file, e.g. exported from the learning platform.
+
+    Returns:
+        The students' names, as their submissions are named (file ``NAME.ipynb`` or folder ``NAME/``).
+
+    Raises:
+        GradingError: the file is missing, not text, names nobody, or names a student twice.
+    """
+    try:
+        text = roster.read_text(encoding="utf-8-sig")
+    except FileNotFoundError:
+        raise GradingError(f"--roster {roster}: no such file") from None
+    except (UnicodeDecodeError, IsADirectoryError):
+        raise GradingError(f"--roster {roster}: not a text CSV file") from None
+    lines = [row for row in csv.reader(text.splitlines()) if any(cell.strip() for cell in row)]
+    if not lines:
+        raise GradingError(f"--roster {roster}: names no student (the file is empty)")
+    header = [cell.strip().lower() for cell in lines[0]]
+    column = next((header.index(c) for c in ROSTER_COLUMNS if c in header), None)
+    rows = lines[1:] if column is not None else lines
+    column = column or 0
+    students = [row[column].strip() if column < len(row) else "" for row in rows]
+    if not students or not all(students):
+        raise GradingError(f"--roster {roster}: a line without a student in column {column + 1}")
+    seen = set()
+    for student in students:
+        if student.casefold() in seen:
+            raise GradingError(f"--roster {roster}: {student!r} is on it twice")
+        seen.add(student.casefold())
+    return students
+
+
+def _hidden(path: Path) -> bool:
+    return path.name.startswith((".", "_", "~$")) or path.name == "__MACOSX"
+
+
+def find_submissions(folder: Path, assignment: str = "", skip: Path | None = None) -> dict[str, Path | str]:
+    """Every student's submission in a folder, flat or one folder per student.
+
+    ``FOLDER/NAME.ipynb`` is NAME's notebook; ``FOLDER/NAME/`` (a learning platform's export)
+    holds NAME's files: its notebook is the only ``*.ipynb`` in it (at any depth), or, of several,
+    the one named after the assignment, else the newest. Hidden files (``.DS_Store``,
+    ``__MACOSX``, ``.ipynb_checkpoints``) are ignored.
+
+    Args:
+        folder: the submissions.
+        assignment: the assignment's name (which of several notebooks is the submission).
+        skip: a folder inside ``folder`` to ignore (where the grades are written).
+
+    Returns:
+        For each student, the notebook to grade, or the reason there is none to grade (a file
+        that is not a notebook, a folder without one), sorted by student.
+
+    Raises:
+        GradingError: ``folder`` is not a folder.
+    """
+    if not folder.is_dir():
+        raise GradingError(f"FOLDER {folder} is not a folder of submissions")
+    skip = skip.resolve() if skip else None
+    found: dict[str, Path | str] = {}
+    for entry in sorted(folder.iterdir()):
+        if _hidden(entry) or (skip is not None and entry.resolve() == skip):
+            continue
+        if entry.is_file():
+            if entry.suffix.lower() == ".ipynb":
+                found[entry.stem] = entry
+            else:
+                kind = f"a {entry.suffix} file" if entry.suffix else "a file without an extension"
+                found[entry.stem] = (
+                    f"not a notebook: {entry.name} is {kind}; hand in the .ipynb "
+                    "(in Jupyter or Colab: File > Download .ipynb)"
+                )
+        elif entry.is_dir():
+            files = [
+                p
+                for p in entry.rglob("*")
+                if p.is_file()
+                and not any(_hidden(part) for part in p.relative_to(entry).parents if part.name)
+                and not _hidden(p)
+            ]
+            notebooks = sorted((p for p in files if p.suffix.lower() == ".ipynb"), key=lambda p: p.as_posix())
+            if len(notebooks) == 1:
+                found[entry.name] = notebooks[0]
+            elif notebooks:
+                named = [p for p in notebooks if p.stem == assignment]
+                found[entry.name] = named[0] if named else max(notebooks, key=lambda p: p.stat().st_mtime)
+            elif files:
+                names = ", ".join(sorted(p.relative_to(entry).as_posix() for p in files)[:5])
+                found[entry.name] = f"not a notebook: the folder holds no .ipynb, only {names}"
+            else:
+                found[entry.name] = "no submission (an empty folder)"
+    return found
+
+
+def grade_all(
+    autograder: Path,
+    folder: Path,
+    out: Path,
+    timeout: float = 300,
+    jobs: int = 2,
+    roster: Path | None = None,
+) -> list[Result]:
+    """Grade a class: ``out/scores.csv`` (a row per student) and ``out/feedback/STUDENT.txt``.
+
+    Submissions are found by :func:`find_submissions` (``FOLDER/STUDENT.ipynb`` or
+    ``FOLDER/STUDENT/*.ipynb``). A file that is not a notebook gets a row with the reason and 0
+    points, and so does, with a roster, every student on it who handed in nothing ("no
+    submission"). A submission whose student is not on the roster is graded and noted.
 
     Args:
         autograder: the assignment's autograder zip.
-        folder: the submissions, one notebook per student (its file name names the student).
-        out: where the CSV and the feedback files go (created).
+        folder: the submissions.
+        out: where the CSV and the feedback files go (created; skipped if inside ``folder``).
         timeout: seconds per notebook.
         jobs: notebooks graded at the same time.
+        roster: a CSV of the class (:func:`read_roster`), or None to grade what is there.
 
     Returns:
-        The results, sorted by file name.
+        The results: the roster's order, then the students not on it, sorted by name.
 
     Raises:
-        GradingError: the autograder is not one, or the folder holds no notebook.
+        GradingError: the autograder or the roster is not one, ``timeout`` or ``jobs`` is not
+            positive, or (without a roster) the folder holds no submission.
     """
+    if not timeout > 0:
+        raise GradingError(f"--timeout must be a number of seconds > 0, got {timeout!r}")
+    if isinstance(jobs, bool) or not isinstance(jobs, int) or jobs < 1:
+        raise GradingError(f"--jobs must be an integer >= 1, got {jobs!r}")
     questions = read_autograder(autograder)
-    submissions = sorted(p for p in folder.glob("*.ipynb") if p.is_file()) if folder.is_dir() else []
-    if not submissions:
-        raise GradingError(f"{folder} holds no *.ipynb to grade")
-    with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
-        results = list(pool.map(lambda s: grade(autograder, s, timeout), submissions))
+    students = read_roster(roster) if roster is not None else None
+    assignment = autograder.name.removesuffix("-autograder.zip")
+    found = find_submissions(folder, assignment, skip=out)
+    if students is None and not found:
+        raise GradingError(f"FOLDER {folder} holds no submission (no *.ipynb, no folder per student)")
+    by_key = {name.casefold(): name for name in found}
+    order = []
+    if students is not None:
+        order = [(student, by_key.pop(student.casefold(), None)) for student in students]
+    order += [(by_key[key], by_key[key]) for key in sorted(by_key)]
+    max_score = sum(c.points for cases in questions.values() for c in cases)
+
+    def one(item: tuple[str, str | None]) -> Result:
+        student, name = item
+        entry = found.get(name) if name is not None else None
+        if entry is None:
+            result = Result(folder / student, max_score=max_score, problem="no submission", student=student)
+        elif isinstance(entry, str):
+            result = Result(folder / name, max_score=max_score, problem=entry, student=student)
+        else:
+            result = grade(autograder, entry, timeout)
+            result.student = student
+        if (
+            students is not None
+            and name is not None
+            and student == name
+            and name.casefold() not in {s.casefold() for s in students}
+        ):
+            result.notes.append("not on the roster")
+        return result
+
+    with ThreadPoolExecutor(max_workers=jobs) as pool:
+        results = list(pool.map(one, order))
     (out / "feedback").mkdir(parents=True, exist_ok=True)
     with open(out / "scores.csv", "w", newline="", encoding="utf-8") as f:
         writer = csv.writer(f)
-        writer.writerow(["student", "score", "max_score", *questions, "problem"])
+        writer.writerow(["student", "score", "max_score", *questions, "problem", "note", "file"])
         for r in results:
             by_question = [sum(c.points for c in r.checks if c.question == q and c.passed) for q in questions]
             writer.writerow(
                 [
-                    r.submission.stem,
+                    r.student,
                     f"{r.score:g}",
                     f"{r.max_score:g}",
                     *(f"{s:g}" for s in by_question),
                     r.problem,
+                    "; ".join(r.notes),
+                    r.submission.relative_to(folder).as_posix() if r.submission.exists() else "",
                 ]
             )
-            (out / "feedback" / f"{r.submission.stem}.txt").write_text(feedback(r), encoding="utf-8")
+            (out / "feedback" / f"{_file_name(r.student)}.txt").write_text(feedback(r), encoding="utf-8")
     return results
+
+
+def _file_name(student: str) -> str:
+    # a student's name as a file name: what a file system refuses becomes "_"
+    return re.sub(r'[\\/:*?"<>|\x00-\x1f]', "_", student).strip(". ") or "_"
 
 
 def summary(results: list[Result], out: Path) -> str:
@@ -311,7 +474,7 @@ def summary(results: list[Result], out: Path) -> str:
     Returns:
         The text.
     """
-    lines = [f"{r.submission.name}: {r.problem}" for r in results if r.problem]
+    lines = [f"{r.student}: {r.problem}" for r in results if r.problem]
     graded = [r for r in results if not r.problem]
     mean = sum(r.score for r in graded) / len(graded) if graded else 0.0
     lines.append(

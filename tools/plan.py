@@ -3,16 +3,19 @@
 ``write_public()`` (part of ``make course``) rewrites the plan's two tables in ``intro.md`` (between
 the ``% plan:`` comment lines) and ``course/schedule.csv`` (weeks, no dates). The bundle writes a
 dated ``schedule.csv`` and an iCalendar ``schedule.ics`` (:func:`dated`, :func:`icalendar`) for
-a term that starts on a given Monday.
+a term that starts on a given Monday: the meetings and the deadlines (the plan's ``due`` list),
+at the plan's local times in its ``timezone``, written in UTC in the calendar (RFC 5545).
 """
 
 from __future__ import annotations
 
 import csv
 import datetime as dt
+import hashlib
 import io
 import json
 import re
+import zoneinfo
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -35,13 +38,51 @@ def load(path: Path = PLAN) -> dict:
         The plan as a dict.
 
     Raises:
-        PlanError: the weights of the grading parts do not add up to 100.
+        PlanError: the weights of the grading parts do not add up to 100, the time zone is not
+            an IANA name, or a deadline's week, weekday or time is not one.
     """
     plan = json.loads(path.read_text(encoding="utf-8"))
     total = sum(part["weight"] for part in plan["grading"])
     if total != 100:
         raise PlanError(f"{path}: the grading weights add up to {total}, not 100")
+    timezone(plan.get("timezone", "UTC"), f"{path}: timezone")
+    weeks = {m["week"] for m in plan["meetings"]}
+    for due in plan.get("due", []):
+        where = f"{path}: due {due.get('item')!r}"
+        if due.get("week") not in weeks:
+            raise PlanError(f"{where}: week {due.get('week')!r} is not a week of the plan")
+        if due.get("weekday") not in range(7):
+            raise PlanError(f"{where}: weekday must be 0 (Monday) to 6 (Sunday), not {due.get('weekday')!r}")
+        _clock(due.get("time"), where)
     return plan
+
+
+def timezone(name: str, argument: str = "--timezone") -> zoneinfo.ZoneInfo:
+    """The time zone of the plan's local times.
+
+    Args:
+        name: an IANA time zone name such as ``Europe/London`` (or ``UTC``).
+        argument: what to call it in an error.
+
+    Returns:
+        The zone.
+
+    Raises:
+        PlanError: no such zone in the system's (or the ``tzdata`` package's) database.
+    """
+    try:
+        return zoneinfo.ZoneInfo(str(name))
+    except (zoneinfo.ZoneInfoNotFoundError, ValueError):
+        raise PlanError(
+            f"{argument} {name!r} is not a time zone name such as 'Europe/London' or 'UTC'"
+        ) from None
+
+
+def _clock(text, where: str) -> dt.time:
+    try:
+        return dt.time.fromisoformat(str(text))
+    except ValueError:
+        raise PlanError(f"{where}: time {text!r} is not HH:MM") from None
 
 
 def _week(meeting: dict) -> str:
@@ -99,7 +140,8 @@ def dated(plan: dict, start: str | None) -> list[dict]:
         start: the Monday of week 1 as ``YYYY-MM-DD``, or None for rows without dates.
 
     Returns:
-        Rows with week, meeting, date, start, minutes, what (readings have no date).
+        Rows with week, meeting, date, start, minutes, what (readings have no date); each week's
+        deadlines (meeting ``Due``, no minutes) follow its meetings.
 
     Raises:
         PlanError: ``start`` is not a date or not a Monday.
@@ -112,20 +154,39 @@ def dated(plan: dict, start: str | None) -> list[dict]:
             raise PlanError(f"--start {start!r} is not a date YYYY-MM-DD") from None
         if monday.weekday() != 0:
             raise PlanError(f"--start {start} is a {monday:%A}; give the Monday of week 1")
+
+    def day(week, weekday):
+        return (monday + dt.timedelta(weeks=week - 1, days=weekday)).isoformat() if monday else ""
+
     rows = []
-    for m in plan["meetings"]:
+    meetings = plan["meetings"]
+    for i, m in enumerate(meetings):
         slot = plan["slots"].get(m["meeting"])
-        date = monday + dt.timedelta(weeks=m["week"] - 1, days=slot["weekday"]) if slot and monday else None
         rows.append(
             {
                 "week": _week(m),
                 "meeting": m["meeting"],
-                "date": date.isoformat() if date else "",
+                "date": day(m["week"], slot["weekday"]) if slot else "",
                 "start": slot["start"] if slot else "",
                 "minutes": slot["minutes"] if slot else "",
                 "what": m["what"],
             }
         )
+        if i + 1 == len(meetings) or meetings[i + 1]["week"] != m["week"]:
+            for due in sorted(
+                (d for d in plan.get("due", []) if d["week"] == m["week"]),
+                key=lambda d: (d["weekday"], d["time"]),
+            ):
+                rows.append(
+                    {
+                        "week": _week(m),
+                        "meeting": "Due",
+                        "date": day(due["week"], due["weekday"]),
+                        "start": due["time"],
+                        "minutes": "",
+                        "what": f"{due['item']} due",
+                    }
+                )
     return rows
 
 
@@ -147,37 +208,122 @@ def csv_text(rows: list[dict]) -> str:
     return out.getvalue()
 
 
-def icalendar(rows: list[dict], course: str = "Sparse attention (the entmax book)") -> str:
-    """The dated meetings as an iCalendar file (RFC 5545), one event each, in local time.
+def _escape(text: str) -> str:
+    # RFC 5545 §3.3.11: a TEXT value escapes backslash, semicolon, comma and line breaks
+    text = text.replace("\\", "\\\\").replace(";", "\\;").replace(",", "\\,")
+    return text.replace("\r\n", "\\n").replace("\n", "\\n")
+
+
+def fold(line: str, limit: int = 75) -> str:
+    r"""One content line folded as RFC 5545 §3.1 asks: no physical line longer than 75 octets.
+
+    Each continuation starts with a space (which counts in its 75); a UTF-8 character is never
+    split between two lines.
 
     Args:
-        rows: the rows of :func:`dated` with dates.
-        course: the calendar's and the events' title.
+        line: the content line, without its line break.
+        limit: the most octets of a physical line.
 
     Returns:
-        The ``.ics`` text (CRLF line ends).
+        The physical lines joined by CRLF + space.
+
+    Example:
+        >>> folded = fold("DESCRIPTION:" + "α" * 40)
+        >>> [len(part.encode()) for part in folded.split("\r\n")]
+        [74, 19]
+        >>> folded.replace("\r\n ", "") == "DESCRIPTION:" + "α" * 40
+        True
     """
+    parts, current, size = [], "", 0
+    for char in line:
+        width = len(char.encode("utf-8"))
+        if size + width > limit:
+            parts.append(current)
+            current, size = " ", 1
+        current += char
+        size += width
+    return "\r\n".join([*parts, current])
+
+
+def _utc(date: str, clock: str, zone: zoneinfo.ZoneInfo) -> dt.datetime:
+    local = dt.datetime.combine(dt.date.fromisoformat(date), dt.time.fromisoformat(clock), tzinfo=zone)
+    return local.astimezone(dt.timezone.utc)
+
+
+def icalendar(
+    rows: list[dict],
+    course: str = "Sparse attention (the entmax book)",
+    zone: str = "Europe/London",
+    stamp: dt.datetime | None = None,
+) -> str:
+    """The dated meetings and deadlines as an iCalendar file (RFC 5545).
+
+    Times are the plan's local times in ``zone``, written in UTC (``...Z``), so that a calendar
+    shows them right wherever it is. Each event's UID is made from the course, the date and what
+    the event is (the meeting, or the item due), so that importing the calendar again (a
+    corrected plan) updates the events instead of doubling them, and two terms never share one.
+    A deadline is an event of no duration at the time it is due, with a reminder a day before.
+    Lines end with CRLF and are folded at 75 octets.
+
+    Args:
+        rows: the rows of :func:`dated` with dates (rows without a date are left out).
+        course: the calendar's and the events' title.
+        zone: the IANA time zone of the rows' times (the plan's ``timezone``).
+        stamp: when the file was made (``DTSTAMP``; default: now).
+
+    Returns:
+        The ``.ics`` text.
+
+    Raises:
+        PlanError: ``zone`` is not a time zone.
+    """
+    tz = timezone(zone, "timezone")
+    stamp = (stamp or dt.datetime.now(dt.timezone.utc)).astimezone(dt.timezone.utc)
     lines = [
         "BEGIN:VCALENDAR",
         "VERSION:2.0",
         "PRODID:-//entmax book//course kit//EN",
-        f"X-WR-CALNAME:{course}",
+        "CALSCALE:GREGORIAN",
+        "METHOD:PUBLISH",
+        f"X-WR-CALNAME:{_escape(course)}",
+        f"X-WR-TIMEZONE:{zone}",
     ]
-    for i, row in enumerate(r for r in rows if r["date"]):
-        begin = dt.datetime.fromisoformat(f"{row['date']}T{row['start']}")
-        end = begin + dt.timedelta(minutes=int(row["minutes"]))
-        what = row["what"].replace("\\", "\\\\").replace(",", "\\,").replace(";", "\\;")
-        lines += [
+    for row in rows:
+        if not row["date"] or not row["start"]:
+            continue
+        begin = _utc(row["date"], row["start"], tz)
+        # what the event is, not its wording: a corrected description keeps its event
+        identity = f"{course}|{row['date']}|{row['meeting']}" + (
+            f"|{row['what']}" if row["meeting"] == "Due" else ""
+        )
+        uid = hashlib.sha256(identity.encode()).hexdigest()[:32]
+        event = [
             "BEGIN:VEVENT",
-            f"UID:week{row['week']}-{row['meeting'].lower()}-{i}@entmax-book",
-            "DTSTAMP:20260101T000000Z",
-            f"DTSTART:{begin:%Y%m%dT%H%M%S}",
-            f"DTEND:{end:%Y%m%dT%H%M%S}",
-            f"SUMMARY:{course}: week {row['week']} {row['meeting'].lower()}",
-            f"DESCRIPTION:{what}",
-            "END:VEVENT",
+            f"UID:{uid}@entmax-book",
+            f"DTSTAMP:{stamp:%Y%m%dT%H%M%SZ}",
+            f"DTSTART:{begin:%Y%m%dT%H%M%SZ}",
         ]
-    return "\r\n".join([*lines, "END:VCALENDAR", ""])
+        if row["meeting"] == "Due":
+            event += [
+                "SUMMARY:" + _escape(f"{course}: {row['what']}"),
+                "TRANSP:TRANSPARENT",
+                "CATEGORIES:DEADLINE",
+                "BEGIN:VALARM",
+                "ACTION:DISPLAY",
+                f"DESCRIPTION:{_escape(row['what'] + ' tomorrow')}",
+                "TRIGGER:-P1D",
+                "END:VALARM",
+            ]
+        else:
+            end = begin + dt.timedelta(minutes=int(row["minutes"]))
+            event += [
+                f"DTEND:{end:%Y%m%dT%H%M%SZ}",
+                "SUMMARY:" + _escape(f"{course}: week {row['week']} {row['meeting'].lower()}"),
+                f"DESCRIPTION:{_escape(row['what'])}",
+            ]
+        lines += [*event, "END:VEVENT"]
+    lines.append("END:VCALENDAR")
+    return "".join(fold(line) + "\r\n" for line in lines)
 
 
 def write_public(plan_path: Path = PLAN, intro: Path = INTRO, schedule: Path = SCHEDULE) -> str:

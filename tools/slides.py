@@ -248,6 +248,10 @@ def deck_notebook(nb, glue: dict, chapter_label: str):
             if images:
                 slides.append(_slide(f"### {section or title}\n", "subslide"))
                 slides.append(_slide("", "-", "code", images))
+                # alt text for the image: what it is a figure of (the chapter's prose describes it)
+                slides[-1].metadata["alt"] = (
+                    f"Figure of the section '{section or title}', drawn by the chapter's code"
+                )
     if title is None:
         raise ValueError("the chapter has no title (a '# ' heading)")
     head = _slide(f"# {title}\n\n*{chapter_label}*\n\n{intro}\n", "slide")
@@ -274,8 +278,11 @@ def _markdown_renderer():
 def _cell_html(cell, md) -> str:
     if cell.cell_type == "markdown":
         return md.render(cell.source)
+    alt = html.escape(cell.metadata.get("alt", "A figure of the chapter"), quote=True)
     return "".join(
-        f'<img src="data:image/png;base64,{_image(o).strip()}">' for o in cell.outputs if _image(o)
+        f'<img alt="{alt}" src="data:image/png;base64,{_image(o).strip()}">'
+        for o in cell.outputs
+        if _image(o)
     )
 
 
@@ -446,6 +453,9 @@ def check_deck(html: str, title: str, figures: int) -> None:
     if not sections or first is None or title not in re.sub(r"<[^>]+>", "", first.group(1)):
         raise ValueError(f"no title slide {title!r}")
     images = len(re.findall(r"<img\b[^>]*src=\"data:image/png;base64,", html))
+    without_alt = [tag for tag in re.findall(r"<img\b[^>]*>", html) if not re.search(r'\balt="[^"]+"', tag)]
+    if without_alt:
+        raise ValueError(f"{len(without_alt)} images in the deck without alt text")
     if images < figures:
         raise ValueError(f"{images} images in the deck, {figures} figures in the chapter")
 

@@ -287,7 +287,9 @@ def build(
         "(File → Download .ipynb).\n\n"
         "| Assignment | |\n|---|---|\n" + "\n".join(assignments) + "\n\n"
         "## Labs\n\n"
-        "| Lab | |\n|---|---|\n" + "\n".join(labs) + "\n"
+        "| Lab | |\n|---|---|\n" + "\n".join(labs) + "\n\n"
+        "The course's policies (late work, collaboration, AI tools, regrades, accessibility): "
+        "[`course/policies.md`](../course/policies.md).\n"
     )
     (out / "README.md").write_text(readme, encoding="utf-8")
     return [out / name for name in notebooks]
