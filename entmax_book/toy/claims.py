@@ -1,0 +1,380 @@
+"""Chapter 4's family of claims: what the recorded runs are asked, written down in one place.
+
+The qjax demo's page makes three claims about sparse attention: it keeps its accuracy as the
+sequences grow while softmax's drops, it puts more of its mass on the informative tokens, and a
+learned α converges near sparsemax (α ≈ 2). Chapter 4 checks each of them over ten seeds, in
+the demo's settings and in a long-sequence stress setting, each with the demo's numerics and with
+the exact gradient (:data:`SETTINGS`), and checks the conditions it changes one at a time. Every
+row is a paired comparison over the seeds (within a seed every variant starts from the same
+weights and sees the same data), oriented so that a positive mean supports the claim; the whole
+family is corrected together with Holm's method and given its verdict by
+:mod:`entmax_book.stats`.
+
+The family (:data:`CLAIMS`, in the order :func:`family` returns it):
+
+* in each of the four settings of :data:`SETTINGS`: ``acc_<map>`` (each sparse map is more
+  accurate than softmax at the longest L), ``mass_<map>`` (it puts more mass on the informative
+  tokens there), ``keeps`` (sparsemax's accuracy drops less than softmax's from the shortest to
+  the longest L) and ``alpha`` (the learned α ends above :data:`NEAR_2`, nearer to sparsemax
+  than to 1.5-entmax);
+* ``drop`` (softmax's accuracy drops from the shortest to the longest L), once per experiment,
+  "demo" and "stress": softmax's gradient is exact under both numerics, so its runs are the same
+  in the two settings of an experiment and one row each is the test;
+* ``exact_<map>``: the exact gradient raises each sparse map's lead over softmax at the demo's
+  longest L (the lead with the exact gradient minus the lead with the demo's numerics, paired
+  over seeds). These three rows were added after the records were first analysed, to test a
+  contrast the chapter had drawn from two separate verdicts; they are corrected with the rest;
+* the conditions, in the stress setting: ``query`` (a three times larger initial query lowers
+  the final learned α at L = 512), ``dilutes`` (with the score scale fixed, softmax's mass on the
+  informative tokens falls from the shortest to the longest L), ``fixed_acc`` (with it fixed,
+  softmax is less accurate at the longest L than with a free scale), ``fixed_mass`` (with it
+  fixed, the learned α keeps more mass than softmax at the longest L), ``fixed_rises`` (with it
+  fixed, the learned α rises from the shortest to the longest L) and ``fixed_lower`` (with it
+  fixed, the learned α ends lower at the longest L than with a free scale).
+
+Every function reads the result dicts of :func:`entmax_book.toy.experiment.train_and_evaluate`
+(a record's ``"result"``); :func:`family` and :func:`verdict_table` take them by record name
+(:data:`entmax_book.toy.configs.RUNS`).
+
+Example, on two made-up seeds of one sparse map and softmax:
+
+>>> result = {
+...     "softmax": {"accuracy_per_seed": [[0.95, 0.90], [0.93, 0.89]]},
+...     "sparsemax": {"accuracy_per_seed": [[0.96, 0.94], [0.95, 0.92]]},
+... }
+>>> per_seed(result, "sparsemax", "accuracy")[:, -1].tolist()
+[0.94, 0.92]
+>>> {v: f.tolist() for v, f in failures(result, variants=("sparsemax",)).items()}
+{'sparsemax': [False, False]}
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+import numpy as np
+
+from entmax_book import stats
+
+__all__ = [
+    "CLAIMS",
+    "FAIL_MARGIN",
+    "NEAR_2",
+    "SETTINGS",
+    "SPARSE",
+    "condition_claims",
+    "failures",
+    "family",
+    "gradient_contrast",
+    "effect_text",
+    "key_of",
+    "markdown_table",
+    "per_seed",
+    "setting_claims",
+    "verdict_table",
+]
+
+#: The sparse variants, each compared with softmax.
+SPARSE = ("entmax15", "sparsemax", "alpha_entmax")
+
+_NAMES = {"entmax15": "1.5-entmax", "sparsemax": "sparsemax", "alpha_entmax": "the learned α"}
+
+#: "Converges near 2" is read as: ends nearer to sparsemax (α = 2) than to 1.5-entmax, i.e. above
+#: their midpoint.
+NEAR_2 = 1.75
+
+#: A sparse model *fails* in a seed when it ends more than this (10 points of accuracy) below
+#: softmax trained on the same data from the same weights.
+FAIL_MARGIN = 0.10
+
+#: The settings in which the demo's claims are checked: setting → the record it reads.
+SETTINGS = {
+    "demo": "demo",
+    "demo, exact gradient": "demo_exact_gradient",
+    "stress": "stress",
+    "stress, exact gradient": "stress_exact_gradient",
+}
+
+#: Every claim of the family: key → its words (the ``claim`` of its comparison).
+CLAIMS = {
+    "drop": "softmax's accuracy drops from the shortest to the longest L",
+    "keeps": "sparsemax's accuracy drops less than softmax's",
+    **{f"acc_{v}": f"{_NAMES[v]} is more accurate than softmax (longest L)" for v in SPARSE},
+    **{f"mass_{v}": f"{_NAMES[v]} puts more mass on the informative tokens (longest L)" for v in SPARSE},
+    "alpha": f"the learned α ends above {NEAR_2} (longest L)",
+    **{
+        f"exact_{v}": f"the exact gradient raises {_NAMES[v]}'s lead over softmax (longest L)" for v in SPARSE
+    },
+    "query": "a 3× initial query lowers the final learned α (L = 512)",
+    "dilutes": "fixed scale: softmax's mass falls from the shortest to the longest L",
+    "fixed_acc": "fixed scale: softmax is less accurate at the longest L than with a free scale",
+    "fixed_mass": "fixed scale: the learned α keeps more mass than softmax (longest L)",
+    "fixed_rises": "fixed scale: the learned α rises from the shortest to the longest L",
+    "fixed_lower": "fixed scale: the learned α ends lower than with a free scale (longest L)",
+}
+
+_KEY_OF = {words: key for key, words in CLAIMS.items()}
+
+
+def per_seed(result: Mapping, variant: str, metric: str) -> np.ndarray:
+    """One metric of one variant as a (seeds, lengths) float64 array.
+
+    Args:
+      result: a result dict of ``train_and_evaluate``.
+      variant: "softmax", "entmax15", "sparsemax" or "alpha_entmax".
+      metric: a metric with per-seed values, e.g. "accuracy", "informative_mass", "support",
+        "final_alpha".
+
+    Returns:
+      ``result[variant][metric + "_per_seed"]`` as an array of shape (seeds, lengths).
+
+    Raises:
+      KeyError: the result has no such variant or metric.
+    """
+    if variant not in result:
+        raise KeyError(f"the result has no variant {variant!r}.")
+    if f"{metric}_per_seed" not in result[variant]:
+        raise KeyError(f"the result has no per-seed metric {metric!r} for {variant!r}.")
+    values = np.asarray(result[variant][f"{metric}_per_seed"], np.float64)
+    if values.ndim != 2:
+        raise ValueError(f"{metric!r} of {variant!r} must be (seeds, lengths), got shape {values.shape}.")
+    return values
+
+
+def _drop(result, variant):
+    accuracy = per_seed(result, variant, "accuracy")
+    return accuracy[:, 0] - accuracy[:, -1]
+
+
+def _lead(result, variant):
+    """Per seed: the variant's accuracy minus softmax's at the longest L."""
+    return per_seed(result, variant, "accuracy")[:, -1] - per_seed(result, "softmax", "accuracy")[:, -1]
+
+
+def setting_claims(result: Mapping, setting: str, drop: bool = True) -> list[stats.Comparison]:
+    """The demo's claims on one result, each a paired comparison over its seeds.
+
+    In order: ``drop`` (if ``drop``), ``keeps``, ``acc_<map>`` and ``mass_<map>`` for each map
+    of :data:`SPARSE`, ``alpha`` (see :data:`CLAIMS`). Accuracies and masses are fractions (a
+    difference of 0.01 is one point).
+
+    Args:
+      result: a result dict of ``train_and_evaluate`` with all four variants, at least two
+        lengths and two seeds.
+      setting: the setting's name, the ``setting`` of every row.
+      drop: include the row ``drop`` (softmax's drop); leave it out where another setting
+        already has the same softmax runs.
+
+    Returns:
+      the comparisons, a list of :class:`entmax_book.stats.Comparison`.
+
+    Example:
+      >>> acc = {"softmax": [[0.9, 0.8]] * 3, "entmax15": [[0.9, 0.85]] * 3,
+      ...        "sparsemax": [[0.9, 0.86]] * 3, "alpha_entmax": [[0.9, 0.84]] * 3}
+      >>> result = {v: {"accuracy_per_seed": a, "informative_mass_per_seed": [[0.5, 0.3]] * 3,
+      ...               "final_alpha_per_seed": [[1.8, 1.9]] * 3} for v, a in acc.items()}
+      >>> [round(c.mean, 3) for c in setting_claims(result, "demo")][:3]
+      [0.1, 0.06, 0.05]
+    """
+    rows = [stats.paired(CLAIMS["drop"], setting, _drop(result, "softmax"))] if drop else []
+    rows.append(stats.paired(CLAIMS["keeps"], setting, _drop(result, "softmax"), _drop(result, "sparsemax")))
+    rows += [stats.paired(CLAIMS[f"acc_{v}"], setting, _lead(result, v)) for v in SPARSE]
+    rows += [
+        stats.paired(
+            CLAIMS[f"mass_{v}"],
+            setting,
+            per_seed(result, v, "informative_mass")[:, -1],
+            per_seed(result, "softmax", "informative_mass")[:, -1],
+        )
+        for v in SPARSE
+    ]
+    final = per_seed(result, "alpha_entmax", "final_alpha")[:, -1]
+    return rows + [stats.paired(CLAIMS["alpha"], setting, final, NEAR_2)]
+
+
+def gradient_contrast(demo: Mapping, exact: Mapping, setting: str = "demo") -> list[stats.Comparison]:
+    """Whether the exact gradient raises each sparse map's lead over softmax: ``exact_<map>``.
+
+    Per seed, the lead is the map's accuracy minus softmax's at the longest L; the effect is the
+    lead with the exact gradient minus the lead with the demo's numerics, paired over the seeds
+    (the two records share their seeds' data and initial weights).
+
+    Args:
+      demo: the result with the demo's numerics (autodiff through the bisection).
+      exact: the same settings with the exact gradient.
+      setting: the ``setting`` of the rows.
+
+    Returns:
+      one :class:`entmax_book.stats.Comparison` per map of :data:`SPARSE`.
+
+    Raises:
+      ValueError: the two results were not run on the same seeds.
+    """
+    if list(demo.get("seeds", [])) != list(exact.get("seeds", [])):
+        raise ValueError(
+            f"the two results need the same seeds, got {demo.get('seeds')} and {exact.get('seeds')}."
+        )
+    return [stats.paired(CLAIMS[f"exact_{v}"], setting, _lead(exact, v), _lead(demo, v)) for v in SPARSE]
+
+
+def condition_claims(stress: Mapping, query_x3: Mapping, fixed_scale: Mapping) -> list[stats.Comparison]:
+    """The claims about the conditions changed one at a time, in the stress setting.
+
+    In order ``query``, ``dilutes``, ``fixed_acc``, ``fixed_mass``, ``fixed_rises``,
+    ``fixed_lower`` (see :data:`CLAIMS`); the setting of every row is "stress".
+
+    Args:
+      stress: the stress setting's result (free score scale).
+      query_x3: the same at L = 512 with a three times larger initial query (one length).
+      fixed_scale: the stress setting with the score scale fixed (softmax and the learned α).
+
+    Returns:
+      six :class:`entmax_book.stats.Comparison`.
+    """
+    alpha_free = per_seed(stress, "alpha_entmax", "final_alpha")
+    alpha_fixed = per_seed(fixed_scale, "alpha_entmax", "final_alpha")
+    mass_fixed = {v: per_seed(fixed_scale, v, "informative_mass") for v in ("softmax", "alpha_entmax")}
+    return [
+        stats.paired(
+            CLAIMS["query"],
+            "stress",
+            alpha_free[:, -1],
+            per_seed(query_x3, "alpha_entmax", "final_alpha")[:, -1],
+        ),
+        stats.paired(CLAIMS["dilutes"], "stress", mass_fixed["softmax"][:, 0], mass_fixed["softmax"][:, -1]),
+        stats.paired(
+            CLAIMS["fixed_acc"],
+            "stress",
+            per_seed(stress, "softmax", "accuracy")[:, -1],
+            per_seed(fixed_scale, "softmax", "accuracy")[:, -1],
+        ),
+        stats.paired(
+            CLAIMS["fixed_mass"], "stress", mass_fixed["alpha_entmax"][:, -1], mass_fixed["softmax"][:, -1]
+        ),
+        stats.paired(CLAIMS["fixed_rises"], "stress", alpha_fixed[:, -1], alpha_fixed[:, 0]),
+        stats.paired(CLAIMS["fixed_lower"], "stress", alpha_free[:, -1], alpha_fixed[:, -1]),
+    ]
+
+
+_RECORDS = (*SETTINGS.values(), "stress_query_x3", "stress_fixed_scale")
+
+
+def family(results: Mapping[str, Mapping]) -> list[stats.Comparison]:
+    """The whole family of Chapter 4, in order: the four settings' claims (``drop`` only in
+    "demo" and "stress"), the gradient contrast, the conditions.
+
+    Args:
+      results: record name → result, for every run of :data:`entmax_book.toy.configs.RUNS`.
+
+    Returns:
+      the list of :class:`entmax_book.stats.Comparison` to correct together.
+
+    Raises:
+      KeyError: a record the family reads is missing.
+    """
+    missing = [name for name in _RECORDS if name not in results]
+    if missing:
+        raise KeyError(f"the family reads the records {list(_RECORDS)}; missing: {missing}.")
+    rows = []
+    for setting, name in SETTINGS.items():
+        rows += setting_claims(results[name], setting, drop="exact" not in setting)
+    rows += gradient_contrast(results["demo"], results["demo_exact_gradient"])
+    return rows + condition_claims(
+        results["stress"], results["stress_query_x3"], results["stress_fixed_scale"]
+    )
+
+
+def key_of(comparison: stats.Comparison) -> str:
+    """The key of :data:`CLAIMS` whose words a comparison carries (``"acc_sparsemax"``, …)."""
+    try:
+        return _KEY_OF[comparison.claim]
+    except KeyError:
+        raise ValueError(f"{comparison.claim!r} is not a claim of the family.") from None
+
+
+def verdict_table(results: Mapping[str, Mapping]) -> dict[tuple[str, str], stats.Verdict]:
+    """The family Holm-corrected together, each row with its verdict, by (key, setting).
+
+    Args:
+      results: record name → result (see :func:`family`).
+
+    Returns:
+      ``{(key, setting): Verdict}`` in the order of :func:`family`; e.g.
+      ``table["mass_sparsemax", "stress"].verdict``.
+    """
+    return {(key_of(v.comparison), v.comparison.setting): v for v in stats.verdicts(family(results))}
+
+
+def failures(
+    result: Mapping, margin: float = FAIL_MARGIN, variants: Sequence[str] = SPARSE
+) -> dict[str, np.ndarray]:
+    """Per sparse map, the seeds in which it fails at the longest L.
+
+    A map fails in a seed when its accuracy at the longest L is more than ``margin`` below
+    softmax's in the same seed (same data, same initial weights).
+
+    Args:
+      result: a result dict of ``train_and_evaluate`` with "softmax" and ``variants``.
+      margin: the accuracy gap that counts as a failure (a fraction; 0.10 is ten points).
+      variants: the maps to check.
+
+    Returns:
+      ``{variant: boolean array over the seeds}``.
+    """
+    if not 0.0 <= margin < 1.0:
+        raise ValueError(f"margin must be a fraction in [0, 1), got {margin}.")
+    softmax = per_seed(result, "softmax", "accuracy")[:, -1]
+    return {v: per_seed(result, v, "accuracy")[:, -1] < softmax - margin for v in variants}
+
+
+#: The claims whose effect is in units of α; the others are fractions, shown in points (× 100).
+IN_ALPHA = ("alpha", "query", "fixed_rises", "fixed_lower")
+
+
+def effect_text(key: str, comparison: stats.Comparison) -> str:
+    """A row's effect and 95 % interval as text: α to 3 decimals, fractions in points.
+
+    >>> effect_text("acc_sparsemax", stats.Comparison("c", "s", 0.0134, 0.0059, 0.0208, 0.003, 10))
+    '+1.3 [+0.6, +2.1] points'
+    >>> effect_text("alpha", stats.Comparison("c", "s", -0.239, -0.304, -0.174, 1e-5, 10))
+    '-0.239 [-0.304, -0.174]'
+    """
+    c = comparison
+    if key in IN_ALPHA:
+        return f"{c.mean:+.3f} [{c.low:+.3f}, {c.high:+.3f}]"
+    return f"{100 * c.mean:+.1f} [{100 * c.low:+.1f}, {100 * c.high:+.1f}] points"
+
+
+def markdown_table(
+    table: Mapping[tuple[str, str], stats.Verdict], rows: Sequence[tuple[str, str]] | None = None
+) -> str:
+    """A verdict table as a Markdown table: claim, setting, effect [95 % interval], p, p (Holm), verdict.
+
+    Args:
+      table: the output of :func:`verdict_table`.
+      rows: the (key, setting) rows to show, in order (default: all of them, grouped by claim
+        in the order of :data:`CLAIMS`).
+
+    Returns:
+      the Markdown text, one line per row after the header.
+    """
+    if rows is None:
+        order = list(CLAIMS)
+        rows = sorted(table, key=lambda ks: order.index(ks[0]))
+    lines = [
+        "| claim | setting | effect [95 % interval] | p | p (Holm) | verdict |",
+        "|---|---|---|---|---|---|",
+    ]
+    for key, setting in rows:
+        r = table[key, setting]
+        c = r.comparison
+        cells = [
+            c.claim,
+            setting,
+            effect_text(key, c),
+            f"{c.p:.2g}",
+            f"{r.p_corrected:.2g}",
+            f"**{r.verdict}**",
+        ]
+        lines.append("| " + " | ".join(cells) + " |")
+    return "\n".join(lines)

@@ -1,0 +1,174 @@
+"""Chapter 4's family of claims: each row against scipy and hand-computed values on made-up
+results whose answer is known, and the family's shape (one softmax-drop row per experiment)."""
+
+import numpy as np
+import pytest
+from scipy import stats as scipy_stats
+
+from entmax_book.toy import claims
+
+VARIANTS = ("softmax", "entmax15", "sparsemax", "alpha_entmax")
+
+
+def make_result(rng, n_seeds=6, n_lengths=3, lead=0.02, mass_lead=0.2, alpha=1.9, softmax=None):
+    """A result dict of train_and_evaluate's shape, with per-seed values drawn around known means."""
+    shared = rng.normal(0, 0.01, (n_seeds, 1))  # seed-to-seed shift shared by the variants
+    base = (softmax if softmax is not None else 0.9 - 0.05 * np.arange(n_lengths) + shared).copy()
+    result = {"seeds": list(range(n_seeds)), "lengths": list(range(n_lengths))}
+    for v in VARIANTS:
+        acc = base if v == "softmax" else base + lead + rng.normal(0, 0.002, base.shape)
+        mass = 0.3 + (0 if v == "softmax" else mass_lead) + rng.normal(0, 0.01, base.shape)
+        entry = {"accuracy_per_seed": acc.tolist(), "informative_mass_per_seed": mass.tolist()}
+        if v == "alpha_entmax":
+            entry["final_alpha_per_seed"] = (alpha + rng.normal(0, 0.02, base.shape)).tolist()
+        result[v] = entry
+    return result, base
+
+
+def test_per_seed_reads_seeds_by_lengths_and_refuses_what_is_missing():
+    result, _ = make_result(np.random.default_rng(0))
+    assert claims.per_seed(result, "sparsemax", "accuracy").shape == (6, 3)
+    with pytest.raises(KeyError, match="no variant"):
+        claims.per_seed(result, "relu", "accuracy")
+    with pytest.raises(KeyError, match="no per-seed metric"):
+        claims.per_seed(result, "softmax", "support")
+
+
+def test_setting_claims_match_scipy_paired_t_tests():
+    result, _ = make_result(np.random.default_rng(1))
+    rows = {claims.key_of(c): c for c in claims.setting_claims(result, "demo")}
+    assert list(rows) == [
+        "drop",
+        "keeps",
+        *[f"acc_{v}" for v in claims.SPARSE],
+        *[f"mass_{v}" for v in claims.SPARSE],
+        "alpha",
+    ]
+    acc = {v: np.asarray(result[v]["accuracy_per_seed"]) for v in VARIANTS}
+    lead = acc["entmax15"][:, -1] - acc["softmax"][:, -1]
+    reference = scipy_stats.ttest_1samp(lead, 0.0)
+    assert rows["acc_entmax15"].mean == pytest.approx(lead.mean())
+    assert rows["acc_entmax15"].p == pytest.approx(reference.pvalue)
+    interval = reference.confidence_interval(0.95)
+    assert (rows["acc_entmax15"].low, rows["acc_entmax15"].high) == pytest.approx(
+        (interval.low, interval.high)
+    )
+    # the drop is the first length minus the last: 0.05 per length step over 3 lengths
+    assert rows["drop"].mean == pytest.approx(0.10)
+    keeps = (acc["softmax"][:, 0] - acc["softmax"][:, -1]) - (
+        acc["sparsemax"][:, 0] - acc["sparsemax"][:, -1]
+    )
+    assert rows["keeps"].p == pytest.approx(scipy_stats.ttest_1samp(keeps, 0.0).pvalue)
+    alpha = np.asarray(result["alpha_entmax"]["final_alpha_per_seed"])[:, -1]
+    assert rows["alpha"].mean == pytest.approx(alpha.mean() - claims.NEAR_2)
+    assert rows["alpha"].p == pytest.approx(scipy_stats.ttest_1samp(alpha, claims.NEAR_2).pvalue)
+    assert "drop" not in {claims.key_of(c) for c in claims.setting_claims(result, "s", drop=False)}
+
+
+def test_gradient_contrast_is_the_paired_difference_of_the_leads():
+    rng = np.random.default_rng(2)
+    demo, softmax = make_result(rng, lead=0.01)
+    exact, _ = make_result(rng, lead=0.02, softmax=softmax)
+    rows = claims.gradient_contrast(demo, exact)
+    assert [claims.key_of(c) for c in rows] == [f"exact_{v}" for v in claims.SPARSE]
+    for c, v in zip(rows, claims.SPARSE, strict=True):
+        lead_demo = np.asarray(demo[v]["accuracy_per_seed"])[:, -1] - softmax[:, -1]
+        lead_exact = np.asarray(exact[v]["accuracy_per_seed"])[:, -1] - softmax[:, -1]
+        assert c.mean == pytest.approx(0.01, abs=0.003)  # the leads differ by 0.01 by construction
+        assert c.p == pytest.approx(scipy_stats.ttest_rel(lead_exact, lead_demo).pvalue)
+    other = dict(exact, seeds=[9, 8, 7, 6, 5, 4])
+    with pytest.raises(ValueError, match="same seeds"):
+        claims.gradient_contrast(demo, other)
+
+
+def test_condition_claims_read_the_right_runs():
+    rng = np.random.default_rng(3)
+    stress, _ = make_result(rng, alpha=1.5)
+    query = {"softmax": stress["softmax"], "alpha_entmax": {"final_alpha_per_seed": [[1.4]] * 6}}
+    fixed = {
+        "softmax": {
+            "accuracy_per_seed": [[0.9, 0.8, 0.6]] * 6,
+            "informative_mass_per_seed": [[0.8, 0.3, 0.02 + 0.001 * s] for s in range(6)],
+        },
+        "alpha_entmax": {
+            "accuracy_per_seed": [[0.9, 0.85, 0.8]] * 6,
+            "informative_mass_per_seed": [[0.8, 0.5, 0.4]] * 6,
+            "final_alpha_per_seed": [[1.2, 1.4, 1.6 + 0.01 * s] for s in range(6)],
+        },
+    }
+    rows = {claims.key_of(c): c for c in claims.condition_claims(stress, query, fixed)}
+    free_alpha = np.asarray(stress["alpha_entmax"]["final_alpha_per_seed"])[:, -1]
+    assert rows["query"].mean == pytest.approx(free_alpha.mean() - 1.4)
+    assert rows["dilutes"].mean == pytest.approx(0.8 - 0.0225)
+    assert rows["fixed_mass"].mean == pytest.approx(0.4 - 0.0225)
+    assert rows["fixed_rises"].mean == pytest.approx(1.625 - 1.2)
+    assert rows["fixed_lower"].mean == pytest.approx(free_alpha.mean() - 1.625)
+    softmax_free = np.asarray(stress["softmax"]["accuracy_per_seed"])[:, -1]
+    assert rows["fixed_acc"].mean == pytest.approx(softmax_free.mean() - 0.6)
+    assert all(c.setting == "stress" for c in rows.values())
+
+
+def results_of_known_answer():
+    rng = np.random.default_rng(4)
+    demo, softmax = make_result(rng, lead=0.03, mass_lead=0.2, alpha=1.95)
+    exact, _ = make_result(rng, lead=0.03, mass_lead=0.2, alpha=1.95, softmax=softmax)
+    stress, softmax_s = make_result(rng, lead=0.0, mass_lead=0.2, alpha=1.5)
+    stress_exact, _ = make_result(rng, lead=0.0, mass_lead=0.2, alpha=1.5, softmax=softmax_s)
+    query = {"softmax": stress["softmax"], "alpha_entmax": {"final_alpha_per_seed": [[1.3]] * 6}}
+    fixed, _ = make_result(rng, lead=0.0, alpha=1.7)
+    return {
+        "demo": demo,
+        "demo_exact_gradient": exact,
+        "stress": stress,
+        "stress_exact_gradient": stress_exact,
+        "stress_query_x3": query,
+        "stress_fixed_scale": fixed,
+    }
+
+
+def test_the_family_counts_softmax_drop_once_per_experiment_and_corrects_with_holm():
+    results = results_of_known_answer()
+    family = claims.family(results)
+    assert len(family) == 4 * 8 + 2 + 3 + 6
+    table = claims.verdict_table(results)
+    assert len(table) == len(family)  # every (claim, setting) once
+    assert [s for k, s in table if k == "drop"] == ["demo", "stress"]
+    # Holm by hand
+    p = np.array([c.p for c in family])
+    order = np.argsort(p)
+    by_hand = np.maximum.accumulate(np.minimum(1, (len(p) - np.arange(len(p))) * p[order]))
+    assert np.allclose(np.array([v.p_corrected for v in table.values()])[order], by_hand)
+    # the answers built in: more mass holds everywhere, α above 1.75 in the demo and below it
+    # (reversed) in the stress setting, no lead at all in the stress setting is not shown
+    assert all(table[f"mass_{v}", s].verdict == "holds" for v in claims.SPARSE for s in claims.SETTINGS)
+    assert table["alpha", "demo"].verdict == "holds"
+    assert table["alpha", "stress"].verdict == "reversed"
+    assert table["acc_sparsemax", "demo"].verdict == "holds"
+    with pytest.raises(KeyError, match="missing"):
+        claims.family({k: v for k, v in results.items() if k != "stress_fixed_scale"})
+
+
+def test_failures_are_ten_points_below_softmax_in_the_same_seed():
+    result = {
+        "softmax": {"accuracy_per_seed": [[0.9, 0.90], [0.9, 0.85], [0.9, 0.88]]},
+        "sparsemax": {"accuracy_per_seed": [[0.9, 0.79], [0.9, 0.76], [0.9, 0.30]]},
+    }
+    found = claims.failures(result, variants=("sparsemax",))["sparsemax"]
+    assert found.tolist() == [True, False, True]  # 0.11 and 0.58 below softmax; 0.09 is not a failure
+    assert claims.failures(result, margin=0.05, variants=("sparsemax",))["sparsemax"].tolist() == [
+        True,
+        True,
+        True,
+    ]
+    with pytest.raises(ValueError, match="margin"):
+        claims.failures(result, margin=1.5)
+
+
+def test_markdown_table_shows_every_row_with_its_units():
+    table = claims.verdict_table(results_of_known_answer())
+    text = claims.markdown_table(table)
+    assert text.count("\n") == 1 + len(table)
+    lines = {line.split(" | ")[0][2:] + " | " + line.split(" | ")[1]: line for line in text.splitlines()[2:]}
+    assert "points" in lines[claims.CLAIMS["acc_sparsemax"] + " | demo"]
+    assert "points" not in lines[claims.CLAIMS["alpha"] + " | demo"]
+    assert claims.markdown_table(table, [("alpha", "stress")]).count("**reversed**") == 1
