@@ -25,11 +25,13 @@ from __future__ import annotations
 import dataclasses
 
 from entmax_book import checks
+from entmax_book.translation.corpus.generator import version_of
 from entmax_book.translation.tokenizer import DEFAULT_VOCAB_SIZE
 from entmax_lib.attention import NORMALISERS
 
 __all__ = [
     "COMPUTE_DTYPES",
+    "LEGACY_CORPUS_VERSION",
     "SCHEDULES",
     "AnalysisConfig",
     "DataConfig",
@@ -40,6 +42,9 @@ __all__ = [
 
 SCHEDULES = ("cosine", "inverse_sqrt")
 COMPUTE_DTYPES = ("float32", "bfloat16")
+
+#: The corpus version of a record made before ``DataConfig.corpus_version`` existed.
+LEGACY_CORPUS_VERSION = 1
 
 #: The threshold search's most steps: the library's limit (a 32-bit loop counter).
 _MAX_N_ITER = 2**31 - 1
@@ -52,6 +57,11 @@ class DataConfig:
     Attributes:
       n_train, n_valid, n_test: pairs per split.
       corpus_seed: seed of the generated corpus and of the tokenizer.
+      corpus_version: the generated corpus's version, a key of
+        :data:`entmax_book.translation.corpus.CORPUS_VERSIONS` (1: the corpus of Chapter 5's
+        first records; 2: a harder one, with a larger lexicon and longer sentences). A record
+        made before this setting existed has no such field and used version 1
+        (:data:`LEGACY_CORPUS_VERSION`).
       vocab_size: joint BPE vocabulary size.
       max_src_len, max_tgt_len: the most source / target positions (pieces + EOS / BOS).
 
@@ -65,6 +75,7 @@ class DataConfig:
     n_valid: int = 200
     n_test: int = 300
     corpus_seed: int = 0
+    corpus_version: int = 1
     vocab_size: int = DEFAULT_VOCAB_SIZE
     max_src_len: int = 16
     max_tgt_len: int = 20
@@ -73,6 +84,7 @@ class DataConfig:
         for name in ("n_train", "n_valid", "n_test", "vocab_size", "max_src_len", "max_tgt_len"):
             checks.count(name, getattr(self, name))
         checks.count("corpus_seed", self.corpus_seed, minimum=0)
+        version_of(self.corpus_version)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -253,6 +265,11 @@ class TranslationConfig:
 
     @classmethod
     def from_dict(cls, fields: dict) -> TranslationConfig:
-        """The config of ``dataclasses.asdict(config)`` (e.g. a record's), checked again."""
-        parts = {name: kind(**fields[name]) for name, kind in _PARTS.items()}
+        """The config of ``dataclasses.asdict(config)`` (e.g. a record's), checked again.
+
+        A record made before ``corpus_version`` existed has none: it used
+        :data:`LEGACY_CORPUS_VERSION`, whatever the default is today.
+        """
+        data = {"corpus_version": LEGACY_CORPUS_VERSION, **fields["data"]}
+        parts = {name: kind(**(data if name == "data" else fields[name])) for name, kind in _PARTS.items()}
         return cls(seed=fields["seed"], **parts)

@@ -135,7 +135,7 @@ def _generated_splits(config, sizes):
     """Generate and fit until every split has its size, oversampling more each time."""
     for factor in _OVERSAMPLING:
         counts = [math.ceil(factor * size) for size in sizes.values()]
-        splits = corpus.make_splits(*counts, seed=config.corpus_seed)
+        splits = corpus.make_splits(*counts, seed=config.corpus_seed, version=config.corpus_version)
         tokenizer, fitting = _fit_splits(config, splits, sizes)
         if all(len(fitting[name]) == size for name, size in sizes.items()):
             return splits, tokenizer, fitting

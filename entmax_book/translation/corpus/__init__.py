@@ -10,6 +10,7 @@ way a real corpus comes in.
 
 from entmax_book.translation.corpus.generator import (
     CONSTRUCTIONS,
+    CORPUS_VERSIONS,
     MAX_WORDS,
     MIN_WORDS,
     generate_corpus,
@@ -17,11 +18,13 @@ from entmax_book.translation.corpus.generator import (
     make_splits,
     sample_example,
     tag_pieces,
+    version_of,
 )
 from entmax_book.translation.corpus.tsv import load_tsv, write_tsv
 
 __all__ = [
     "CONSTRUCTIONS",
+    "CORPUS_VERSIONS",
     "MAX_WORDS",
     "MIN_WORDS",
     "generate_corpus",
@@ -30,5 +33,6 @@ __all__ = [
     "make_splits",
     "sample_example",
     "tag_pieces",
+    "version_of",
     "write_tsv",
 ]

@@ -47,12 +47,13 @@ import random
 import numpy as np
 
 from entmax_book import checks
-from entmax_book.translation.corpus.grammar import Generator, aligned_words
-from entmax_book.translation.corpus.lexicon import AUXILIARIES, INTERROGATIVES, TWO_WORD_NOUNS
+from entmax_book.translation.corpus.grammar import VERSION_1, VERSION_2, Generator, Version, aligned_words
+from entmax_book.translation.corpus.lexicon import AUXILIARIES, INTERROGATIVES, TWO_WORD_NOUNS_V2
 from entmax_book.translation.data import Example
 
 __all__ = [
     "CONSTRUCTIONS",
+    "CORPUS_VERSIONS",
     "MAX_WORDS",
     "MIN_WORDS",
     "generate_corpus",
@@ -60,18 +61,52 @@ __all__ = [
     "make_splits",
     "sample_example",
     "tag_pieces",
+    "version_of",
 ]
 
-#: Words per side (punctuation included) of a generated pair.
-MIN_WORDS = 4
-MAX_WORDS = 16
+#: The corpus versions, by number (``DataConfig.corpus_version``). A version is never changed
+#: once a record uses it (the records' tests regenerate its corpus); a harder or different
+#: corpus is a new version.
+#:
+#: * 1: the corpus of Chapter 5's first records (:data:`~.grammar.VERSION_1`): 88 nouns,
+#:   one or two clauses, 4–16 words a side. Three of its nine two-word nouns ("fairy tale",
+#:   "fire engine", "bus driver") can be told by their second word alone, which occurs nowhere
+#:   else.
+#: * 2: a harder task (:data:`~.grammar.VERSION_2`): 173 nouns, 46 adjectives, 63 verbs; 29
+#:   two-word nouns, each of whose words is also a noun of its own (so both are needed: "fire" →
+#:   "Feuer", "engine" → "Motor", "fire engine" → "Feuerwehrauto"); more adjectives and
+#:   prepositional phrases and a quarter of the sentences with three clauses, 6–26 words a side.
+CORPUS_VERSIONS: dict[int, Version] = {1: VERSION_1, 2: VERSION_2}
+
+#: Words per side (punctuation included) of a generated pair of version 1.
+MIN_WORDS = VERSION_1.min_words
+MAX_WORDS = VERSION_1.max_words
 
 
-def sample_example(rng: random.Random) -> Example:
+def version_of(version) -> Version:
+    """The :class:`~.grammar.Version` numbered ``version`` in :data:`CORPUS_VERSIONS`.
+
+    >>> version_of(1).max_words
+    16
+    >>> version_of(3)
+    Traceback (most recent call last):
+    ...
+    ValueError: corpus_version must be one of [1, 2], got 3.
+    """
+    if not checks.is_int(version):
+        known = list(CORPUS_VERSIONS)
+        raise TypeError(f"corpus_version must be an integer, one of {known}, got {version!r}.")
+    if version not in CORPUS_VERSIONS:
+        raise ValueError(f"corpus_version must be one of {list(CORPUS_VERSIONS)}, got {version!r}.")
+    return CORPUS_VERSIONS[version]
+
+
+def sample_example(rng: random.Random, version: int = 1) -> Example:
     """One random sentence pair from the grammar (not length-filtered, possibly a repeat).
 
     Args:
       rng: the random generator to draw from.
+      version: the corpus version (:data:`CORPUS_VERSIONS`).
 
     Returns:
       an :class:`Example` with its gold alignment.
@@ -80,39 +115,43 @@ def sample_example(rng: random.Random) -> Example:
     >>> example.src.split()[-1] in (".", "?") and example.src.split()[-1] == example.tgt.split()[-1]
     True
     """
-    src, tgt, alignment = aligned_words(*Generator(rng).sentence())
+    src, tgt, alignment = aligned_words(*Generator(rng, version_of(version)).sentence())
     return Example(" ".join(src), " ".join(tgt), alignment)
 
 
-def generate_corpus(n: int, seed: int = 0) -> list[Example]:
+def generate_corpus(n: int, seed: int = 0, version: int = 1) -> list[Example]:
     """``n`` distinct sentence pairs (distinct English sentences), deterministic given ``seed``.
 
-    Each side has between :data:`MIN_WORDS` and :data:`MAX_WORDS` words (punctuation included).
+    Each side has between the version's ``min_words`` and ``max_words`` words (punctuation
+    included; :data:`MIN_WORDS` and :data:`MAX_WORDS` in version 1).
 
     Args:
       n: number of pairs.
       seed: seed of the sampler.
+      version: the corpus version (:data:`CORPUS_VERSIONS`).
 
     Returns:
       list of :class:`Example`.
 
     Raises:
-      ValueError if ``n`` is not a non-negative integer, or if ``n`` distinct pairs cannot be
-      found (the grammar has far more than 10⁶).
+      ValueError if ``n`` is not a non-negative integer, if ``version`` is not a corpus version,
+      or if ``n`` distinct pairs cannot be found (the grammar has far more than 10⁶).
 
     >>> [e.src for e in generate_corpus(2, seed=1)] == [e.src for e in generate_corpus(2, seed=1)]
     True
     """
     checks.count("n", n, minimum=0)
+    shape = version_of(version)
+    low, high = shape.min_words, shape.max_words
     rng = random.Random(seed)
     seen: set[str] = set()
     examples: list[Example] = []
     for _ in range(20 * n + 1000):
         if len(examples) == n:
             break
-        example = sample_example(rng)
+        example = sample_example(rng, version)
         n_src, n_tgt = len(example.src.split()), len(example.tgt.split())
-        if example.src in seen or not (MIN_WORDS <= n_src <= MAX_WORDS and MIN_WORDS <= n_tgt <= MAX_WORDS):
+        if example.src in seen or not (low <= n_src <= high and low <= n_tgt <= high):
             continue
         seen.add(example.src)
         examples.append(example)
@@ -121,7 +160,9 @@ def generate_corpus(n: int, seed: int = 0) -> list[Example]:
     return examples
 
 
-def make_splits(n_train: int, n_valid: int, n_test: int, seed: int = 0) -> dict[str, list[Example]]:
+def make_splits(
+    n_train: int, n_valid: int, n_test: int, seed: int = 0, version: int = 1
+) -> dict[str, list[Example]]:
     """Disjoint train/valid/test splits: no English sentence occurs in two splits.
 
     The three splits are consecutive slices of one :func:`generate_corpus` call, whose sentences
@@ -130,6 +171,7 @@ def make_splits(n_train: int, n_valid: int, n_test: int, seed: int = 0) -> dict[
     Args:
       n_train, n_valid, n_test: pairs per split.
       seed: seed of the sampler.
+      version: the corpus version (:data:`CORPUS_VERSIONS`).
 
     Returns:
       ``{"train": [...], "valid": [...], "test": [...]}`` lists of :class:`Example`.
@@ -139,7 +181,7 @@ def make_splits(n_train: int, n_valid: int, n_test: int, seed: int = 0) -> dict[
     """
     for name, value in (("n_train", n_train), ("n_valid", n_valid), ("n_test", n_test)):
         checks.count(name, value, minimum=0)
-    corpus = generate_corpus(n_train + n_valid + n_test, seed)
+    corpus = generate_corpus(n_train + n_valid + n_test, seed, version)
     return {
         "train": corpus[:n_train],
         "valid": corpus[n_train : n_train + n_valid],
@@ -173,7 +215,7 @@ def is_marker_question(src: str) -> bool:
 def _source_word_tags(example: Example) -> dict[str, np.ndarray]:
     """Per source word: "?", interrogative, second word of a two-word noun, marker question."""
     words = example.src.split()
-    compound_head = [i > 0 and (words[i - 1], w) in TWO_WORD_NOUNS for i, w in enumerate(words)]
+    compound_head = [i > 0 and (words[i - 1], w) in TWO_WORD_NOUNS_V2 for i, w in enumerate(words)]
     marker = is_marker_question(example.src)
     return {
         "src_question": np.array([w == "?" for w in words]),
@@ -190,9 +232,10 @@ def tag_pieces(example: Example, src_words: np.ndarray, tgt_words: np.ndarray) -
 
     - ``src_question``: the word "?"; ``src_interrogative``: an interrogative word
       (:data:`~entmax_book.translation.corpus.lexicon.INTERROGATIVES`, in lower case);
-    - ``src_compound_head``: the second word of a two-word noun
-      (:data:`~entmax_book.translation.corpus.lexicon.TWO_WORD_NOUNS`), whose German depends on the
-      word before it;
+    - ``src_compound_head``: the second word of a two-word noun of any corpus version
+      (:data:`~entmax_book.translation.corpus.lexicon.TWO_WORD_NOUNS_V2`, which holds version 1's),
+      whose German depends on the word before it (the generator never puts two noun phrases side
+      by side so that they read as one);
     - ``src_marker``: every word but the "?" of a marker question (:func:`is_marker_question`).
 
     Target pieces, the planted constructions (:data:`CONSTRUCTIONS`): ``tgt_compound`` (pieces of
@@ -218,7 +261,7 @@ def tag_pieces(example: Example, src_words: np.ndarray, tgt_words: np.ndarray) -
     n_tgt = len(example.tgt.split())
     compound, multi = np.zeros(n_tgt, bool), np.zeros(n_tgt, bool)
     for i, j in example.alignment:
-        compound[j] |= i > 0 and (words[i - 1], words[i]) in TWO_WORD_NOUNS
+        compound[j] |= i > 0 and (words[i - 1], words[i]) in TWO_WORD_NOUNS_V2
         multi[j] |= pieces_per_word[i] > 1
     marker = np.zeros(len(tgt_words), bool)
     marker[:1] = is_marker_question(example.src)

@@ -17,9 +17,11 @@ import random
 
 from entmax_book.translation.corpus.lexicon import (
     ADJECTIVES,
+    ADJECTIVES_V2,
     ADVERBS,
     ANY,
     CLAUSE_VERBS,
+    CLAUSE_VERBS_V2,
     DEFINITE,
     DIESER_ENDINGS,
     EIN_ENDINGS,
@@ -29,6 +31,7 @@ from entmax_book.translation.corpus.lexicon import (
     MIXED_ADJECTIVE,
     MODALS,
     NOUNS,
+    NOUNS_V2,
     PERSON_INDEX,
     POSSESSIVES,
     PRONOUNS,
@@ -36,6 +39,7 @@ from entmax_book.translation.corpus.lexicon import (
     SEIN,
     STRONG_ADJECTIVE_PLURAL,
     VERBS,
+    VERBS_V2,
     WEAK_ADJECTIVE,
     Adjective,
     Noun,
@@ -44,11 +48,14 @@ from entmax_book.translation.corpus.lexicon import (
 
 __all__ = [
     "MARKER_QUESTION_SHARE",
+    "VERSION_1",
+    "VERSION_2",
     "Clause",
     "Generator",
     "NounPhrase",
     "PrepositionalPhrase",
     "Token",
+    "Version",
     "aligned_words",
 ]
 
@@ -61,6 +68,72 @@ MARKER_QUESTION_SHARE = 0.3
 
 def _tok(word: str, *keys: int) -> Token:
     return (word, frozenset(keys))
+
+
+#: The sentence types a :class:`Generator` draws, in the order of ``Version.sentence_weights``.
+SENTENCE_TYPES = ("statement", "question", "that_clause", "because_clause", "if_clause", "that_because")
+
+
+@dataclasses.dataclass(frozen=True)
+class Version:
+    """A version of the corpus: the words a :class:`Generator` draws and how it builds sentences.
+
+    Attributes:
+      nouns, adjectives, verbs, clause_verbs: the lexicon (verbs that take a "that" clause apart).
+      adjective_share: share of noun phrases with an attributive adjective.
+      pp_share: share of clauses with an optional prepositional phrase (when the verb takes one).
+      sentence_weights: relative weights of the :data:`SENTENCE_TYPES`, in that order (a type
+        left out at the end is never drawn).
+      min_words, max_words: words per side (punctuation included) of a pair the corpus keeps.
+    """
+
+    nouns: tuple[Noun, ...]
+    adjectives: tuple[Adjective, ...]
+    verbs: tuple[Verb, ...]
+    clause_verbs: tuple[Verb, ...]
+    adjective_share: float
+    pp_share: float
+    sentence_weights: tuple[float, ...]
+    min_words: int
+    max_words: int
+
+    @property
+    def two_word_nouns(self) -> frozenset[tuple[str, str]]:
+        """The English nouns written as two words, as word pairs (singular and plural)."""
+        return frozenset(
+            tuple(name.split()) for noun in self.nouns for name in (noun.en_sg, noun.en_pl) if " " in name
+        )
+
+
+#: Version 1, the corpus of Chapter 5's first records: 88 nouns (9 of them two-word nouns), 26
+#: adjectives, 38 verbs and 4 that take a "that" clause; one or two clauses; 4–16 words a side.
+VERSION_1 = Version(
+    nouns=NOUNS,
+    adjectives=ADJECTIVES,
+    verbs=VERBS,
+    clause_verbs=CLAUSE_VERBS,
+    adjective_share=0.3,
+    pp_share=0.3,
+    sentence_weights=(0.3, 0.35, 0.15, 0.1, 0.1),
+    min_words=4,
+    max_words=16,
+)
+
+#: Version 2, a harder task: the larger lexicon of :data:`~entmax_book.translation.corpus.lexicon.NOUNS_V2`
+#: (nearly twice the nouns; every word of a two-word noun also a noun of its own), more adjectives
+#: and prepositional phrases, a quarter of the sentences with three clauses ("… that … because …"),
+#: 6–26 words a side.
+VERSION_2 = Version(
+    nouns=NOUNS_V2,
+    adjectives=ADJECTIVES_V2,
+    verbs=VERBS_V2,
+    clause_verbs=CLAUSE_VERBS_V2,
+    adjective_share=0.45,
+    pp_share=0.5,
+    sentence_weights=(0.15, 0.3, 0.1, 0.1, 0.1, 0.25),
+    min_words=6,
+    max_words=26,
+)
 
 
 @dataclasses.dataclass
@@ -357,10 +430,16 @@ class Clause:
 
 
 class Generator:
-    """Samples clauses and sentences; one instance per sentence keeps alignment keys unique."""
+    """Samples clauses and sentences; one instance per sentence keeps alignment keys unique.
 
-    def __init__(self, rng: random.Random):
+    Args:
+      rng: the random generator to draw from.
+      version: the corpus :class:`Version` (words and sentence shapes) to draw.
+    """
+
+    def __init__(self, rng: random.Random, version: Version = VERSION_1):
         self.rng = rng
+        self.version = version
         self._keys = itertools.count(1)
 
     def key(self) -> int:
@@ -372,7 +451,7 @@ class Generator:
         if pronoun_ok and "person" in categories and rng.random() < 0.25:
             choices = [p for p in PRONOUNS if p not in avoid]
             return NounPhrase("pronoun", pronoun=rng.choice(choices), keys=keys)
-        nouns = [n for n in NOUNS if n.category in categories and n not in avoid]
+        nouns = [n for n in self.version.nouns if n.category in categories and n not in avoid]
         noun = rng.choices(nouns, [RARE_WEIGHT if n.rare else 1.0 for n in nouns])[0]
         plural = rng.random() < 0.3
         if plural:
@@ -382,8 +461,8 @@ class Generator:
         if determiner == "possessive":
             determiner = rng.choice(list(POSSESSIVES))
         adjective = None
-        if rng.random() < 0.3:
-            adjective = rng.choice([a for a in ADJECTIVES if noun.category in a.applies_to])
+        if rng.random() < self.version.adjective_share:
+            adjective = rng.choice([a for a in self.version.adjectives if noun.category in a.applies_to])
         return NounPhrase("noun", noun, determiner, adjective, plural, keys=keys)
 
     def clause(self, *, copula_ok: bool = True, person_subject: bool = False) -> Clause:
@@ -393,10 +472,10 @@ class Generator:
         if copula_ok and rng.random() < 0.15:
             subject = self.noun_phrase(["person"] if person_subject else ANY, pronoun_ok=True)
             subject.adjective = None  # not "green buses are yellow"
-            adjective = rng.choice([a for a in ADJECTIVES if subject.category in a.applies_to])
+            adjective = rng.choice([a for a in self.version.adjectives if subject.category in a.applies_to])
             negated = (self.key(),) if rng.random() < 0.25 else None
             return Clause(subject, None, "pres", keys, adjective=(adjective, self.key()), negated=negated)
-        verbs = [v for v in VERBS if not person_subject or "person" in v.subjects]
+        verbs = [v for v in self.version.verbs if not person_subject or "person" in v.subjects]
         verb = rng.choice(verbs)
         subject = self.noun_phrase(["person"] if person_subject else verb.subjects, pronoun_ok=True)
         tense = rng.choices(["pres", "perf", "can", "must"], [0.55, 0.25, 0.12, 0.08])[0]
@@ -405,13 +484,22 @@ class Generator:
         if verb.kind == "ditransitive":
             clause.indirect = self.noun_phrase(["person"], pronoun_ok=True, avoid=avoid)
             clause.obj = self.noun_phrase(verb.objects, pronoun_ok=False, avoid=avoid)
+            self._keep_apart(clause.indirect, clause.obj)
         elif verb.kind in ("acc", "dat"):
             # English "tidy up" would need "tidy it up": pronoun objects only for plain verbs.
             pronoun_ok = verb.en_particle != "up"
             clause.obj = self.noun_phrase(verb.objects, pronoun_ok=pronoun_ok, avoid=avoid)
-        if verb.needs_pp or verb.pps and rng.random() < 0.3:
+        if verb.needs_pp or verb.pps and rng.random() < self.version.pp_share:
             clause.pp = self.prepositional_phrase(rng.choice(verb.pps), avoid)
         return clause
+
+    def _keep_apart(self, first: NounPhrase, second: NounPhrase) -> None:
+        """Two adjacent English noun phrases ("gives the fairy tales") must not read as one
+        two-word noun ("fairy tale"): the second then takes "the" (no draw, so a corpus where this
+        never happens, version 1, is unchanged)."""
+        words = [w for w, _ in first.english("object")], [w for w, _ in second.english("object")]
+        if (words[0][-1], words[1][0]) in self.version.two_word_nouns:
+            second.determiner = "the"
 
     def prepositional_phrase(self, kind: str, avoid: tuple) -> PrepositionalPhrase:
         if kind == "loc":
@@ -482,7 +570,7 @@ class Generator:
         np.plural = False
 
     def that_clause(self) -> tuple[list[Token], list[Token], bool]:
-        verb = self.rng.choice(CLAUSE_VERBS)
+        verb = self.rng.choice(self.version.clause_verbs)
         subject = self.noun_phrase(["person"], pronoun_ok=True)
         tense = "perf" if verb.en_base == "say" and self.rng.random() < 0.4 else "pres"
         matrix = Clause(subject, verb, tense, (self.key(), self.key()))
@@ -527,12 +615,20 @@ class Generator:
             german = [*main.german_verb_second(), _tok(","), _tok("wenn", conj), *inner.german_subordinate()]
         return english, german, False
 
+    def that_because(self) -> tuple[list[Token], list[Token], bool]:
+        """Three clauses: "the teacher says that the dog sleeps because it is tired" → "der
+        Lehrer sagt , dass der Hund schläft , weil er müde ist": two verb-final clauses."""
+        english, german, question = self.that_clause()
+        inner = self.clause()
+        because = self.key()
+        english = [*english, _tok("because", because), *inner.english_statement()]
+        german = [*german, _tok(","), _tok("weil", because), *inner.german_subordinate()]
+        return english, german, question
+
     def sentence(self) -> tuple[list[Token], list[Token]]:
         """A random sentence pair (as aligned tokens) ending in "." or "?"."""
-        make = self.rng.choices(
-            [self.statement, self.question, self.that_clause, self.because_clause, self.if_clause],
-            [0.3, 0.35, 0.15, 0.1, 0.1],
-        )[0]
+        weights = self.version.sentence_weights
+        make = self.rng.choices([getattr(self, name) for name in SENTENCE_TYPES[: len(weights)]], weights)[0]
         english, german, question = make()
         final = _tok("?" if question else ".", self.key())
         return [*english, final], [*german, final]

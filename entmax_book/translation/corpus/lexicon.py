@@ -435,3 +435,183 @@ MIXED_ADJECTIVE = {  # after ein / mein / unser ... (singular)
     ("dat", "m"): "en", ("dat", "f"): "en", ("dat", "n"): "en",
 }  # fmt: skip
 STRONG_ADJECTIVE_PLURAL = {"nom": "e", "acc": "e", "dat": "en"}  # no determiner ("große Hunde")
+
+# --- corpus version 2: a larger lexicon (see generator.CORPUS_VERSIONS) ------------------------------
+#
+# Version 2 adds the words below to those above. Its two-word nouns are chosen so that *both*
+# words are needed: every first word (modifier) and every second word (head) of a two-word noun
+# is also a noun of its own ("fire" → "Feuer", "engine" → "Motor", "fire engine" →
+# "Feuerwehrauto"), and most heads follow two or three modifiers ("bus / train / taxi driver",
+# "house / car key"). So neither word alone gives the German word.
+
+NOUNS_V2 = NOUNS + _nouns(
+    """
+    driver|drivers|m|Fahrer|Fahrer|person
+    fairy|fairies|f|Fee|Feen|person
+    cook|cooks|m|Koch|Köche|person
+    pilot|pilots|m|Pilot|Piloten|person|Piloten
+    singer|singers|m|Sänger|Sänger|person
+    painter|painters|m|Maler|Maler|person
+    uncle|uncles|m|Onkel|Onkel|person
+    aunt|aunts|f|Tante|Tanten|person
+    prince|princes|m|Prinz|Prinzen|person|Prinzen
+    princess|princesses|f|Prinzessin|Prinzessinnen|person
+    *nurse|nurses|f|Krankenschwester|Krankenschwestern|person
+    *postman|postmen|m|Briefträger|Briefträger|person
+    *astronaut|astronauts|m|Astronaut|Astronauten|person|Astronauten
+    train driver|train drivers|m|Lokführer|Lokführer|person
+    taxi driver|taxi drivers|m|Taxifahrer|Taxifahrer|person
+    school friend|school friends|m|Schulfreund|Schulfreunde|person
+    fox|foxes|m|Fuchs|Füchse|animal
+    bear|bears|m|Bär|Bären|animal|Bären
+    duck|ducks|f|Ente|Enten|animal
+    goat|goats|f|Ziege|Ziegen|animal
+    pig|pigs|n|Schwein|Schweine|animal
+    frog|frogs|m|Frosch|Frösche|animal
+    owl|owls|f|Eule|Eulen|animal
+    lion|lions|m|Löwe|Löwen|animal|Löwen
+    *crocodile|crocodiles|n|Krokodil|Krokodile|animal
+    *kangaroo|kangaroos|n|Känguru|Kängurus|animal
+    *giraffe|giraffes|f|Giraffe|Giraffen|animal
+    house cat|house cats|f|Hauskatze|Hauskatzen|animal
+    engine|engines|m|Motor|Motoren|thing
+    fire|fires|n|Feuer|Feuer|thing
+    birthday|birthdays|m|Geburtstag|Geburtstage|thing
+    tree|trees|m|Baum|Bäume|thing
+    toy|toys|n|Spielzeug|Spielzeuge|thing
+    cup|cups|f|Tasse|Tassen|thing
+    bag|bags|f|Tasche|Taschen|thing
+    clock|clocks|f|Uhr|Uhren|thing
+    lamp|lamps|f|Lampe|Lampen|thing
+    bed|beds|n|Bett|Betten|thing
+    shoe|shoes|m|Schuh|Schuhe|thing
+    bottle|bottles|f|Flasche|Flaschen|thing
+    house key|house keys|m|Hausschlüssel|Hausschlüssel|thing
+    car key|car keys|m|Autoschlüssel|Autoschlüssel|thing
+    kitchen chair|kitchen chairs|m|Küchenstuhl|Küchenstühle|thing
+    garden chair|garden chairs|m|Gartenstuhl|Gartenstühle|thing
+    apple tree|apple trees|m|Apfelbaum|Apfelbäume|thing
+    toy car|toy cars|n|Spielzeugauto|Spielzeugautos|thing
+    school bag|school bags|f|Schultasche|Schultaschen|thing
+    bread|breads|n|Brot|Brote|food
+    banana|bananas|f|Banane|Bananen|food
+    pear|pears|f|Birne|Birnen|food
+    cherry|cherries|f|Kirsche|Kirschen|food
+    soup|soups|f|Suppe|Suppen|food
+    egg|eggs|n|Ei|Eier|food
+    *pancake|pancakes|m|Pfannkuchen|Pfannkuchen|food
+    apple cake|apple cakes|m|Apfelkuchen|Apfelkuchen|food
+    cherry cake|cherry cakes|m|Kirschkuchen|Kirschkuchen|food
+    tale|tales|f|Erzählung|Erzählungen|reading
+    story|stories|f|Geschichte|Geschichten|reading
+    poem|poems|n|Gedicht|Gedichte|reading
+    postcard|postcards|f|Postkarte|Postkarten|reading
+    magazine|magazines|f|Zeitschrift|Zeitschriften|reading
+    *dictionary|dictionaries|n|Wörterbuch|Wörterbücher|reading
+    school book|school books|n|Schulbuch|Schulbücher|reading
+    city map|city maps|m|Stadtplan|Stadtpläne|reading
+    taxi|taxis|n|Taxi|Taxis|vehicle
+    boat|boats|n|Boot|Boote|vehicle
+    ship|ships|n|Schiff|Schiffe|vehicle
+    plane|planes|n|Flugzeug|Flugzeuge|vehicle
+    truck|trucks|m|Lastwagen|Lastwagen|vehicle
+    *tram|trams|f|Straßenbahn|Straßenbahnen|vehicle
+    *tractor|tractors|m|Traktor|Traktoren|vehicle
+    school bus|school buses|m|Schulbus|Schulbusse|vehicle
+    station|stations|f|Station|Stationen|place
+    kindergarten|kindergartens|m|Kindergarten|Kindergärten|place
+    farm|farms|m|Bauernhof|Bauernhöfe|place
+    church|churches|f|Kirche|Kirchen|place
+    castle|castles|n|Schloss|Schlösser|place
+    shop|shops|m|Laden|Läden|place
+    beach|beaches|m|Strand|Strände|place
+    bridge|bridges|f|Brücke|Brücken|place
+    market|markets|m|Markt|Märkte|place
+    bus station|bus stations|m|Busbahnhof|Busbahnhöfe|place
+    flower garden|flower gardens|m|Blumengarten|Blumengärten|place
+    city park|city parks|m|Stadtpark|Stadtparks|place
+    village school|village schools|f|Dorfschule|Dorfschulen|place
+    """
+)
+
+ADJECTIVES_V2 = ADJECTIVES + _adjectives(
+    """
+    quiet | ruhig | animate place | 1
+    strong | stark | animate | 1
+    brown | braun | animal inanimate | 0
+    grey | grau | animal inanimate | 0
+    warm | warm | food place | 1
+    cold | kalt | food place | 1
+    heavy | schwer | thing vehicle | 1
+    cheap | billig | thing food reading vehicle | 1
+    long | lang | reading vehicle | 1
+    short | kurz | reading | 1
+    shy | schüchtern | animate | 1
+    proud | stolz | person animal | 1
+    wild | wild | animal | 1
+    round | rund | thing food | 0
+    sweet | süß | food animal | 1
+    empty | leer | place vehicle | 0
+    angry | wütend | animate | 1
+    rich | reich | person | 1
+    poor | arm | person animal | 1
+    strange | seltsam | any | 1
+    """
+)
+
+VERBS_V2 = VERBS + _verbs(
+    """
+    hear hears heard | - | hören | höre hörst hört hören hören | - | gehört | haben
+        acc | person animal | person animal vehicle | loc | 0
+    paint paints painted | - | malen | male malst malt malen malen | - | gemalt | haben
+        acc | person | person animal thing food vehicle place | for loc | 0
+    sell sells sold | - | verkaufen | verkaufe verkaufst verkauft verkaufen verkaufen | - | verkauft | haben
+        acc | person | thing food reading vehicle animal | - | 0
+    lose loses lost | - | verlieren | verliere verlierst verliert verlieren verlieren | - | verloren | haben
+        acc | person animal | thing reading | loc | 0
+    open opens opened | - | öffnen | öffne öffnest öffnet öffnen öffnen | - | geöffnet | haben
+        acc | person | thing reading vehicle | - | 0
+    feed feeds fed | - | füttern | füttere fütterst füttert füttern füttern | - | gefüttert | haben
+        acc | person | person animal | - | 0
+    catch catches caught | - | fangen | fange fängst fängt fangen fangen | - | gefangen | haben
+        acc | person animal | animal thing | loc | 0
+    meet meets met | - | treffen | treffe triffst trifft treffen treffen | - | getroffen | haben
+        acc | person animal | person animal | loc | 0
+    pick picks picked | up | abholen | hole holst holt holen holen | ab | abgeholt | haben
+        acc | person | person animal thing | - | 0
+    answer answers answered|-|antworten|antworte antwortest antwortet antworten antworten|-|geantwortet|haben
+        dat | person | person | - | 0
+    believe believes believed | - | glauben | glaube glaubst glaubt glauben glauben | - | geglaubt | haben
+        dat | person | person | - | 0
+    send sends sent | - | schicken | schicke schickst schickt schicken schicken | - | geschickt | haben
+        ditransitive | person | thing food reading | - | 0
+    tell tells told | - | erzählen | erzähle erzählst erzählt erzählen erzählen | - | erzählt | haben
+        ditransitive | person | reading | - | 0
+    jump jumps jumped | - | springen | springe springst springt springen springen | - | gesprungen | sein
+        intransitive | person animal | - | loc with | 1
+    fly flies flown | - | fliegen | fliege fliegst fliegt fliegen fliegen | - | geflogen | sein
+        intransitive | person animal | - | with | 1
+    climb climbs climbed | - | klettern | klettere kletterst klettert klettern klettern | - | geklettert|sein
+        intransitive | person animal | - | loc with | 1
+    wake wakes woken | up | aufwachen | wache wachst wacht wachen wachen | auf | aufgewacht | sein
+        intransitive | person animal | - | loc | 0
+    sit sits sat | - | sitzen | sitze sitzt sitzt sitzen sitzen | - | gesessen | haben
+        intransitive | person animal | - | loc! | 0
+    stay stays stayed | - | bleiben | bleibe bleibst bleibt bleiben bleiben | - | geblieben | sein
+        intransitive | person animal | - | loc! | 0
+    """
+)
+
+CLAUSE_VERBS_V2 = CLAUSE_VERBS + _verbs(
+    """
+    dream dreams dreamt | - | träumen | träume träumst träumt träumen träumen | - | geträumt | haben
+        clause | person | - | - | 0
+    forget forgets forgotten|-|vergessen|vergesse vergisst vergisst vergessen vergessen|-|vergessen|haben
+        clause | person | - | - | 0
+    """
+)
+
+#: The two-word nouns of version 2 (a superset of :data:`TWO_WORD_NOUNS`).
+TWO_WORD_NOUNS_V2: frozenset[tuple[str, str]] = frozenset(
+    tuple(name.split()) for noun in NOUNS_V2 for name in (noun.en_sg, noun.en_pl) if " " in name
+)

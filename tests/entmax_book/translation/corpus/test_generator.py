@@ -17,9 +17,18 @@ from entmax_book.translation.corpus.lexicon import INTERROGATIVES
 PUNCTUATION = {".", "?", ","}
 
 
-@pytest.fixture(scope="module")
-def examples():
-    return generate_corpus(3000, seed=0)
+@pytest.fixture(scope="module", params=[1, 2], ids=["v1", "v2"])
+def examples(request):
+    """3000 pairs of each corpus version (seed 0); ``examples.version`` says which."""
+    return Corpus(generate_corpus(3000, seed=0, version=request.param), request.param)
+
+
+class Corpus(list):
+    """Generated pairs that know their corpus version."""
+
+    def __init__(self, pairs, version):
+        super().__init__(pairs)
+        self.version = version
 
 
 # --- hand-built phrases and clauses through the generator's realisation code --------------------
@@ -163,26 +172,32 @@ def test_fronting_questions_and_pronoun_order():
 
 
 def test_generation_is_deterministic_and_distinct(examples):
-    assert generate_corpus(200, seed=0) == examples[:200]
-    assert generate_corpus(200, seed=1) != examples[:200]
+    assert generate_corpus(200, seed=0, version=examples.version) == examples[:200]
+    assert generate_corpus(200, seed=1, version=examples.version) != examples[:200]
     assert len({e.src for e in examples}) == len(examples)
 
 
-def test_translation_is_a_function_of_the_source():
+@pytest.mark.parametrize("version", [1, 2])
+def test_translation_is_a_function_of_the_source(version):
     """The same English sentence always gets the same German one (no free choices)."""
     rng = random.Random(5)
     seen = {}
     for _ in range(8000):
-        e = corpus.sample_example(rng)
+        e = corpus.sample_example(rng, version)
         assert seen.setdefault(e.src, e.tgt) == e.tgt
 
 
 def test_sentence_format(examples):
+    low, high = {1: (4, 16), 2: (6, 26)}[examples.version]
+    assert (corpus.version_of(examples.version).min_words, corpus.version_of(examples.version).max_words) == (
+        low,
+        high,
+    )
     for e in examples:
         src, tgt = e.src.split(), e.tgt.split()
         assert " ".join(src) == e.src and " ".join(tgt) == e.tgt  # single spaces
-        assert corpus.MIN_WORDS <= len(src) <= corpus.MAX_WORDS
-        assert corpus.MIN_WORDS <= len(tgt) <= corpus.MAX_WORDS
+        assert low <= len(src) <= high
+        assert low <= len(tgt) <= high
         assert src[-1] == tgt[-1] and src[-1] in {".", "?"}
         assert not src[0][0].isupper() or src[0] == "I"
 
@@ -214,9 +229,10 @@ def test_phenomena_are_present(examples):
     assert 0.2 < len(questions) / len(examples) < 0.6
     assert all(e.tgt.endswith("?") for e in questions)
     # Verb-final subordinate clauses: "…, dass/weil … <finite verb> ." with the finite verb last.
-    finite = {f for v in lexicon.VERBS for f in v.de_forms} | set(lexicon.HABEN) | set(lexicon.SEIN)
+    verbs = corpus.version_of(examples.version).verbs
+    finite = {f for v in verbs for f in v.de_forms} | set(lexicon.HABEN) | set(lexicon.SEIN)
     finite |= {f for forms in lexicon.MODALS.values() for f in forms}
-    finite |= {v.de_particle + f for v in lexicon.VERBS if v.de_particle for f in v.de_forms}
+    finite |= {v.de_particle + f for v in verbs if v.de_particle for f in v.de_forms}
     subordinate = [e for e in examples if re.search(r", (dass|weil) [^,]*[.?]$", e.tgt)]
     assert len(subordinate) > 100
     assert all(e.tgt.split()[-2] in finite for e in subordinate)
