@@ -294,7 +294,9 @@ def test_roots_next_to_the_lower_end_stop_within_three_passes():
     z = jnp.asarray(z, jnp.float32)
     assert steps_taken(z, jnp.asarray(alpha - 1.0)) <= 3
     np.testing.assert_allclose(
-        np.asarray(learned(z, jnp.asarray(alpha)), np.float64), np_entmax(np.asarray(z, np.float64), alpha), atol=1e-6
+        np.asarray(learned(z, jnp.asarray(alpha)), np.float64),
+        np_entmax(np.asarray(z, np.float64), alpha),
+        atol=1e-6,
     )
     one = z.at[:, 1].set(-60.0)
     p = np.asarray(learned(one, jnp.asarray(alpha)))
