@@ -22,6 +22,7 @@ import numbers
 import textwrap
 
 import numpy as np
+from IPython.display import Markdown, display
 
 __all__ = ["ALPHA_CMAP", "MAP_STYLES", "glue", "map_style", "show_source"]
 
@@ -84,7 +85,7 @@ def _check_name(name):
 
 def _number(name, value) -> float:
     """``value`` as a finite Python float, or a clear error naming ``name``."""
-    wrong = f"value of {name!r} must be a number, a string or a figure, got"
+    wrong = f"value of {name!r} must be a number, a string, a figure or a Markdown table, got"
     if isinstance(value, (bool, np.bool_)):
         raise TypeError(f"{wrong} bool {value!r}; glue a word for a truth value.")
     if isinstance(value, numbers.Real):
@@ -121,7 +122,9 @@ def glue(name: str, value) -> None:
       name: the key the text refers to; unique within a chapter, non-empty, without spaces,
         colons or backticks.
       value: a finite real number (NumPy and JAX scalars and one-element arrays included;
-        stored as a Python float), a string, or a matplotlib figure.
+        stored as a Python float), a string, a matplotlib figure, or an
+        ``IPython.display.Markdown`` table (pasted on another page with ``{glue}`` and its
+        ``:doc:`` option).
 
     Raises:
       TypeError: a ``name`` that is not a string; a ``value`` that is not a real number, a
@@ -137,7 +140,8 @@ def glue(name: str, value) -> None:
     """
     _check_name(name)
     is_figure = hasattr(value, "savefig")
-    if not (is_figure or isinstance(value, str)):
+    is_markdown = isinstance(value, Markdown)
+    if not (is_figure or is_markdown or isinstance(value, str)):
         value = _number(name, value)
     try:
         from myst_nb import glue as myst_glue
@@ -147,7 +151,23 @@ def glue(name: str, value) -> None:
 
             plt.figure(value.number)
             plt.show()
+        elif is_markdown:
+            display(value)
         else:
             print(f"{name} = {value}")
         return
+    if is_markdown:
+        value = _Table(value.data)
     myst_glue(name, value, display=False)
+
+
+class _Table(Markdown):
+    """A Markdown table that also renders as HTML.
+
+    MyST-NB pastes a value on another page (``{glue}`` with ``:doc:``) from its HTML only.
+    """
+
+    def _repr_html_(self):
+        from markdown_it import MarkdownIt  # installed with MyST-NB, so only in the build
+
+        return MarkdownIt("commonmark").enable("table").render(self.data)

@@ -495,6 +495,32 @@ def test_findings_page_comes_after_the_experiments_and_before_going_further(toc)
     assert files.index("chapters/findings") < files.index("chapters/06_making_entmax_fast")
 
 
+APPENDICES = {
+    "04_in_numbers.md": ("04_sparse_self_attention.ipynb", "ch4_family_table", "ch4-numbers"),
+    "05_in_numbers.md": ("05_adaptively_sparse_transformers.ipynb", "ch5_family_table", "ch5-numbers"),
+}
+
+
+def test_appendix_pages_follow_the_findings_and_paste_their_chapters_full_table(toc):
+    """Each experiment chapter's full verdict table is on its own page after the findings page:
+    the page pastes the table the chapter glues (from its HTML: MyST-NB pastes nothing else across
+    pages), under the label the chapter cites."""
+    files = toc_files(toc)
+    after = files.index("chapters/findings")
+    assert files[after + 1 : after + 3] == ["chapters/04_in_numbers", "chapters/05_in_numbers"]
+    for page, (notebook, key, label) in APPENDICES.items():
+        text = (CHAPTERS / page).read_text("utf-8")
+        assert text.startswith(f"({label})=\n# "), page
+        assert f"```{{glue}} {key}\n:doc: {notebook}\n```" in text, page
+        chapter = load_notebook(CHAPTERS / notebook)
+        assert any(p.fullmatch(key) for p in glued_keys(CHAPTERS / notebook)), (notebook, key)
+        cites = "".join(cell_source(c) for c in chapter["cells"] if c["cell_type"] == "markdown")
+        assert f"{{ref}}`{label}`" in cites, f"{notebook} does not point its reader to {page}"
+        prose = prose_of(text)
+        typed = [m.group(1) for m in MEASURED_NUMBER.finditer(prose)] + VAGUE_QUANTITY.findall(prose)
+        assert not typed, f"hand-typed values on {page}: {typed}"
+
+
 def test_no_markdown_line_starts_with_a_percent_sign():
     """MyST reads a line that starts with "%" as a comment and drops it from the page, so a
     sentence wrapped before "% of the tokens" loses its end. The one deliberate comment is the

@@ -482,8 +482,6 @@ def _executed_toy_chapter():
         nbformat.v4.new_markdown_cell("## Exercises\n\n```{exercise}\n:label: ch9-ex1\n\nSecret task.\n```"),
         nbformat.v4.new_code_cell("solution_plot()", outputs=[image]),
         nbformat.v4.new_markdown_cell("(ch9-summary)=\n## Summary\n\n- One point."),
-        nbformat.v4.new_markdown_cell("(ch9-numbers)=\n## Appendix: in numbers\n\nEvery row."),
-        nbformat.v4.new_code_cell("show_table()"),
     ]
     return nbformat.v4.new_notebook(cells=cells)
 
@@ -513,7 +511,6 @@ def test_deck_has_title_sections_equations_figures_notes_and_summary_but_no_exer
     )
     assert "A paragraph for the speaker" not in text
     assert "## Summary" in text and "Secret" not in text and "(ch9-a)=" not in text
-    assert "Appendix" not in text and "Every row" not in text  # full tables stay in the book
     assert sum(1 for c in deck.cells if c.cell_type == "code") == 1  # the plot, without its code
     html = slides.render(deck, tmp_path / "deck.slides.html").read_text()
     slides.check_deck(html, "9. A toy chapter", 2)

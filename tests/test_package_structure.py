@@ -402,7 +402,7 @@ def test_training_and_analysis_read_no_setting_out_of_a_model():
 SHARED = {BOOK, *(f"{BOOK}.{m}" for m in ("checks", "display", "progress", "record", "stats"))}
 #: The experiments: one folder (subpackage) of ``entmax_book`` each.
 EXPERIMENTS = ("toy", "translation")
-TOY_MODULES = ("config", "configs", "experiment", "model", "runs", "task")
+TOY_MODULES = ("claims", "config", "configs", "experiment", "model", "runs", "task")
 
 
 def experiment_of(name):

@@ -168,13 +168,11 @@ def _is_exercises(cell) -> bool:
 
 
 def _main_cells(nb):
-    """The cells of the chapter's text: up to its exercises, then from its summary to its appendix."""
+    """The cells of the chapter's text: up to its exercises, then from its summary on."""
     cells, skipping = [], False
     for cell in nb.cells:
         if "student-edition" in cell.metadata.get("tags", []):
             continue
-        if cell.cell_type == "markdown" and re.search(r"^## +Appendix", cell.source, flags=re.M):
-            break  # full tables for the reader, not for a lecture
         if re.search(r"^## +Summary", cell.source, flags=re.M) and cell.cell_type == "markdown":
             skipping = False
             cell = nbformat.from_dict(dict(cell))

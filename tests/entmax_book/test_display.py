@@ -1,5 +1,6 @@
 """entmax_book.display: one style per map, library source shown without docstrings, glue."""
 
+import importlib.util
 import sys
 import types
 
@@ -55,6 +56,26 @@ def test_glue_hands_myst_nb_a_plain_float_and_no_display(monkeypatch):
     glue("verdict", "holds")
     assert stored == [("gap", 1.5, False), ("verdict", "holds", False)]
     assert type(stored[0][1]) is float
+
+
+def test_glue_hands_a_markdown_table_to_myst_nb_and_shows_it_without(monkeypatch, capsys):
+    from IPython.display import Markdown
+
+    table = Markdown("| a | b |\n|---|---|\n| 1 | 2 |")
+    stored = []
+    fake = types.ModuleType("myst_nb")
+    fake.glue = lambda name, value, display=True: stored.append((name, value, display))
+    monkeypatch.setitem(sys.modules, "myst_nb", fake)
+    glue("table", table)
+    [(name, value, shown)] = stored
+    assert (name, value.data, shown) == ("table", table.data, False)
+    assert isinstance(value, Markdown)
+    if importlib.util.find_spec("markdown_it") is not None:  # installed with MyST-NB, the build's
+        html = value._repr_html_()  # what {glue} with :doc: pastes on another page
+        assert "<table>" in html and "<td>2</td>" in html and "|" not in html
+    monkeypatch.setitem(sys.modules, "myst_nb", None)
+    glue("table", table)  # outside the build the table is displayed (as text in a terminal)
+    assert "Markdown object" in capsys.readouterr().out
 
 
 def test_glue_refuses_what_is_neither_number_word_nor_figure():
