@@ -171,7 +171,10 @@ def build(out: Path = ROOT / EDITION, chapters: Path = ROOT / "chapters") -> lis
     notebooks = {}
     for chapter in sorted(chapters.glob("*.ipynb")):
         nb = nbformat.read(chapter, as_version=4)
-        notebooks[chapter] = colab_notebook(nb, chapter.name, book, chapter_glue(chapter, edition=out))
+        # the values it quotes: from the build, or recorded in the edition being replaced, or
+        # (writing elsewhere, as the tests do) in the committed edition
+        edition = out if (out / chapter.name).exists() else ROOT / EDITION
+        notebooks[chapter] = colab_notebook(nb, chapter.name, book, chapter_glue(chapter, edition=edition))
     out.mkdir(parents=True, exist_ok=True)
     for old in out.glob("*.ipynb"):
         old.unlink()

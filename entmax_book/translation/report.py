@@ -265,20 +265,25 @@ def record_verdicts(results: Mapping, analyses: Mapping, seeds=measures.SEEDS) -
 
 
 def claims_table(verdicts: Mapping[str, stats.Verdict], keys: Sequence[str] | None = None) -> str:
-    """A markdown table of verdicts: claim, measure, effect [95 % interval], Holm-corrected p,
+    """A markdown table of verdicts: claim, measure, effect [95 % interval], p, Holm-corrected p,
     verdict; the rows of ``keys`` in that order (all of them by default).
 
     >>> row = stats.verdicts([stats.paired("up", "s", [1.0, 1.2, 0.9])])[0]
     >>> claims_table({"up": row}).splitlines()[-1]
-    '| up | s | +1.033 [+0.654, +1.413] | 0.0072 | **holds** |'
+    '| up | s | +1.033 [+0.654, +1.413] | 0.0072 | 0.0072 | **holds** |'
     """
+
+    def signed(x):  # three decimals, without a "-0.000"
+        return f"{0.0 if round(x, 3) == 0 else x:+.3f}"
+
     rows = []
     for key in verdicts if keys is None else keys:
         r = verdicts[key]
         c = r.comparison
-        effect = f"{c.mean:+.3f} [{c.low:+.3f}, {c.high:+.3f}]"
-        rows.append([c.claim, c.setting, effect, f"{r.p_corrected:.2g}", f"**{r.verdict}**"])
-    return _markdown(["claim", "measured on", "effect [95 % interval]", "p (Holm)", "verdict"], rows)
+        effect = f"{signed(c.mean)} [{signed(c.low)}, {signed(c.high)}]"
+        rows.append([c.claim, c.setting, effect, f"{c.p:.2g}", f"{r.p_corrected:.2g}", f"**{r.verdict}**"])
+    header = ["claim", "measured on", "effect [95 % interval]", "p", "p (Holm)", "verdict"]
+    return _markdown(header, rows)
 
 
 def provenance_summary(records: Mapping) -> dict[str, str]:

@@ -157,3 +157,15 @@ def test_paper_numbers():
     assert report.paper_span("previous-token heads, %") == "0.935–0.959"
     lines = report.paper_table().splitlines()
     assert len(lines) == 1 + len(report.PAPER) and "< 80" in lines[6]
+
+
+def test_claims_table_shows_both_p_values_and_no_negative_zero():
+    rows = stats.verdicts(
+        [stats.paired("tiny", "s", [1e-5, -2e-5, 0.5e-5]), stats.paired("up", "s", [1.0, 1.2, 0.9])]
+    )
+    table = report.claims_table({"tiny": rows[0], "up": rows[1]}).splitlines()
+    assert table[0].split("|")[4:6] == [" p ", " p (Holm) "]
+    cells = table[-1].split("|")
+    assert float(cells[4]) == pytest.approx(rows[1].comparison.p, rel=0.05)
+    assert float(cells[5]) == pytest.approx(rows[1].p_corrected, rel=0.05)
+    assert "-0.000" not in table[2] and "+0.000 [" in table[2]
