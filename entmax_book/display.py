@@ -29,7 +29,7 @@ __all__ = ["ALPHA_CMAP", "MAP_STYLES", "glue", "map_style", "show_source"]
 # Okabe–Ito colours (distinguishable with the common colour-vision deficiencies).
 MAP_STYLES = {
     "softmax": {"color": "#0072B2", "marker": "o", "label": "softmax (α = 1)"},
-    "entmax15": {"color": "#E69F00", "marker": "s", "label": "1.5-entmax"},
+    "entmax15": {"color": "#E69F00", "marker": "s", "label": "1.5-entmax (α = 1.5)"},
     "sparsemax": {"color": "#009E73", "marker": "^", "label": "sparsemax (α = 2)"},
     "alpha_entmax": {"color": "#CC79A7", "marker": "D", "label": "learned α"},
 }
