@@ -2,8 +2,8 @@
 
 * :data:`RECIPE`: the paper's training recipe at a size one CPU core trains in a few minutes
   (Chapter 5's recorded runs);
-* :data:`HARDER`: the same recipe on the harder corpus (version 2), for the next record: a task
-  off its ceiling;
+* :data:`HARDER`: the same recipe on the harder corpus (version 2), a candidate for the next
+  record (still near the ceiling in a first pilot);
 * :data:`PAPER_SCALE`: the paper's own scale, for a GPU and a real corpus;
 * :data:`CONDITIONS`: what each condition of Chapter 5's record changes in :data:`RECIPE` (one
   thing each), and :func:`condition` to apply one.
@@ -44,7 +44,9 @@ RECIPE = TranslationConfig(
 #: noun also a noun of its own) and longer sentences; its sources take up to 27 pieces
 #: with EOS (the caps keep about 90 % of the generated pairs), and a 1,200-piece vocabulary
 #: splits them about as finely as 800 pieces split version 1. The rest is the recipe's:
-#: same model, schedule, batches of 32 pairs and 7,000 steps.
+#: same model, schedule, batches of 32 pairs and 7,000 steps. A first pilot (softmax, seed 0)
+#: still reached 98.2 % test token accuracy and a BLEU of 94.2: more words and longer sentences
+#: alone do not take the task off its ceiling.
 HARDER = RECIPE.replace(corpus_version=2, vocab_size=1200, max_src_len=28, max_tgt_len=32, max_len=32)
 
 #: The paper's scale on a GPU (Correia, Niculae & Martins, 2019, §4): Transformer-base (6 + 6
