@@ -10,6 +10,7 @@ notebooks run up to their first exercise because their code up to there is the c
 """
 
 import ast
+import base64
 import copy
 import re
 import shutil
@@ -574,6 +575,24 @@ def test_a_chapter_deck_built_from_its_executed_student_edition(tmp_path, monkey
     assert re.search(r"<section\b.*?<h1[^>]*>7\. Sparse outputs", html, flags=re.S)
     assert '<aside class="notes">' in html and "{cite}" not in html and "{ref}" not in html
     _assert_offline(html, tmp_path)
+
+
+def test_a_deck_shows_the_figures_a_student_edition_carries_as_attachments():
+    """The student edition has each ``{glue:figure}`` as a cell attachment; the deck page cannot
+    read attachments, so the figure must reach it inline."""
+    png = base64.b64encode(b"\x89PNG not really").decode()
+    figure = nbformat.v4.new_markdown_cell("![A caption.](attachment:fig.png)\n\n*A caption.*\n")
+    figure["attachments"] = {"fig.png": {"image/png": png}}
+    nb = nbformat.v4.new_notebook(
+        cells=[
+            nbformat.v4.new_markdown_cell("# 9. A chapter\n\nWhat it is about."),
+            nbformat.v4.new_markdown_cell("## 9.1 A section\n\nThe section's first words."),
+            figure,
+        ]
+    )
+    assert slides.figure_count(nb, {}) == 1
+    deck = slides.deck_notebook(nb, {}, "The entmax book")
+    assert f"data:image/png;base64,{png}" in "".join(c.source for c in deck.cells)
 
 
 # ----------------------------------------------------------------------------------------

@@ -93,8 +93,14 @@ def to_markdown(text: str, glue: dict, book: myst.Book | None = None) -> str:
     """
     page = myst.Page("chapters/slides", glue)
     text = myst.convert(text, book or _book(), page, "cell")
-    for name, data in page.attachments.get("cell", {}).items():
-        text = text.replace(f"(attachment:{name})", f"(data:image/png;base64,{data['image/png']})")
+    return _inline_attachments(text, page.attachments.get("cell", {}))
+
+
+def _inline_attachments(text: str, attachments: dict) -> str:
+    """``(attachment:NAME)`` links as data URIs: a deck page cannot read a cell's attachments."""
+    for name, data in attachments.items():
+        if "image/png" in data:
+            text = text.replace(f"(attachment:{name})", f"(data:image/png;base64,{data['image/png']})")
     return text
 
 
@@ -142,7 +148,8 @@ def figure_count(nb, glue: dict) -> int:
 
     Returns:
         The number of image outputs of its code cells plus its ``{glue:figure}`` directives that
-        have an image.
+        have an image and the images its markdown cells carry as attachments (a student edition's
+        figures).
     """
     count = 0
     for cell in _main_cells(nb):
@@ -151,6 +158,11 @@ def figure_count(nb, glue: dict) -> int:
         else:
             count += sum(
                 1 for m in _GLUE_FIGURE.finditer(cell.source) if "image/png" in glue.get(m.group(2), {})
+            )
+            count += sum(
+                1
+                for name, data in cell.get("attachments", {}).items()
+                if "image/png" in data and f"(attachment:{name})" in cell.source
             )
     return count
 
@@ -205,7 +217,8 @@ def deck_notebook(nb, glue: dict, chapter_label: str):
     section = None
     for cell in _main_cells(nb):
         if cell.cell_type == "markdown":
-            text = to_markdown(cell.source, glue)
+            # a student edition carries its figures as the cell's attachments
+            text = _inline_attachments(to_markdown(cell.source, glue), cell.get("attachments", {}))
             heading = _HEADING.search(text)
             shown = []
             if title is None and heading and heading.group(1) == "#":

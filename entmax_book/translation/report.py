@@ -38,6 +38,7 @@ __all__ = [
     "STYLE",
     "TYPE_LABELS",
     "RecordClaim",
+    "CLAIM_GROUPS",
     "accuracy_columns",
     "accuracy_table",
     "claims_table",
@@ -202,6 +203,16 @@ RECORD_CLAIMS = (
     RecordClaim("marker_not_sink", "learned α: the best marker head is not a sink", "best head"),
     RecordClaim("marker_frozen", "learned α: a stronger marker head than a frozen random α", "best head"),
 )
+
+
+#: The claims of :data:`RECORD_CLAIMS` by topic, in the order Chapter 5 discusses them (each
+#: claim in exactly one group): what the full table of the family is split into.
+CLAIM_GROUPS = {
+    "accuracy": ("bleu", "bleu_entmax15", "loss", "marker_accuracy"),
+    "alpha": ("denser", "bimodal", "bimodal_room"),
+    "diversity": ("spread", "js_softmax", "js_entmax15", "js_frozen"),
+    "heads": (*(f"head_{key}" for key in HEAD_SCORES), "marker_not_sink", "marker_frozen"),
+}
 
 
 def _effects(results, analyses, seeds):

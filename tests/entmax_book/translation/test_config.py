@@ -49,7 +49,7 @@ from entmax_book.translation.config import DataConfig, ModelConfig, TrainConfig,
         ({"seed": 2**32 - 10_000}, ValueError, r"seed must be an integer in \[0, 4294957295\]"),
         ({"corpus_seed": -1}, ValueError, "corpus_seed"),
         ({"corpus_seed": "abc"}, TypeError, "corpus_seed"),
-        ({"corpus_version": 3}, ValueError, r"corpus_version must be one of \[1, 2\], got 3"),
+        ({"corpus_version": 4}, ValueError, r"corpus_version must be one of \[1, 2, 3\], got 4"),
         ({"corpus_version": "2"}, TypeError, "corpus_version must be an integer"),
         ({"label_smoothing": "0.1"}, TypeError, "label_smoothing"),
         ({"label_smoothing": None}, TypeError, "label_smoothing"),
@@ -98,15 +98,13 @@ def test_the_named_configurations_are_the_paper_s():
         "inverse_sqrt",
     )
     assert configs.condition("alpha_frozen", 1).train.alpha_learning_rate == 0.0
-    # HARDER is RECIPE on corpus version 2, with room for its longer sentences and nothing else
+    # HARDER is RECIPE on corpus version 3, its vocabulary and fewer training pairs, nothing else
     harder, changed = dataclasses.asdict(configs.HARDER), dataclasses.asdict(recipe)
     differ = {(part, key) for part in harder if isinstance(harder[part], dict) for key in harder[part]
               if harder[part][key] != changed[part][key]}  # fmt: skip
-    assert {key for _, key in differ} <= {
-        "corpus_version", "vocab_size", "max_src_len", "max_tgt_len", "max_len", "batch_size"
-    }  # fmt: skip
-    assert configs.HARDER.data.corpus_version == 2 and recipe.data.corpus_version == 1
-    assert configs.condition("alpha_frozen", 1, configs.HARDER).data.corpus_version == 2
+    assert {key for _, key in differ} == {"corpus_version", "vocab_size", "n_train"}
+    assert configs.HARDER.data.corpus_version == 3 and recipe.data.corpus_version == 1
+    assert configs.condition("alpha_frozen", 1, configs.HARDER).data.corpus_version == 3
     with pytest.raises(ValueError, match="unknown condition"):
         configs.condition("sparsemax_seed0", 0)
 

@@ -52,6 +52,12 @@ def test_the_family_is_every_claim_once_in_order(record):
     assert [c.setting for c in family] == [c.setting for c in report.RECORD_CLAIMS]
 
 
+def test_the_groups_split_the_family_each_claim_in_one_group():
+    grouped = [key for keys in report.CLAIM_GROUPS.values() for key in keys]
+    assert sorted(grouped) == sorted(c.key for c in report.RECORD_CLAIMS)
+    assert len(grouped) == len(set(grouped))
+
+
 def test_effects_are_oriented_so_that_positive_supports_the_claim(record):
     results, analyses = record
     rows = dict(

@@ -13,7 +13,9 @@
   session, whose conftest turns on float64 and turns off XLA's expensive optimisations, 0.14 %
   and α within 1.5e-3. A changed corpus or initialisation moves the loss by far more (a changed
   setting fails the config test above);
-* the record stays under 25 MB.
+* the record stays under 25 MB;
+* the next record (``runs.NEXT_RUNS``, made over several sittings) holds only runs of its plan,
+  and every run of it recorded so far passes the same checks.
 """
 
 import dataclasses
@@ -25,13 +27,16 @@ import pytest
 from recorded_config import assert_same
 
 from entmax_book import record
-from entmax_book.translation import runs
+from entmax_book.translation import configs, runs
 from entmax_book.translation.config import TranslationConfig
 from entmax_book.translation.experiment import evaluate
 from entmax_book.translation.model import Transformer, load_weights
 from entmax_book.translation.train import train
 
-RUNS = list(runs.RUNS)
+FOLDER = record.records_folder(runs.EXPERIMENT)
+NEXT_RECORDED = [name for name in runs.NEXT_RUNS if (FOLDER / f"{name}.json").exists()]
+RUNS = [*runs.RUNS, *NEXT_RECORDED]
+NEXT_FILES = {f"{name}{suffix}" for name in runs.NEXT_RUNS for suffix in (".json", ".npz")}
 
 
 @pytest.fixture(scope="module", autouse=True)
@@ -78,7 +83,7 @@ def test_every_run_has_its_validation_curve_and_plateau_flag(name):
     config = runs.config_for(name).train
     assert curve["step"] == list(range(config.eval_every, config.steps + 1, config.eval_every))
     assert all(0.0 < a < 1.0 for a in curve["valid_accuracy"])
-    assert result["plateau"] is runs.plateaued(curve)
+    assert result["plateau"] is runs.plateaued(curve, next_record=name in runs.NEXT_RUNS)
 
 
 def _model(name):
@@ -114,10 +119,26 @@ def test_the_start_of_each_recorded_curve_is_reproduced(name):
 
 
 def test_the_record_is_small():
-    folder = record.records_folder(runs.EXPERIMENT)
-    files = {p.name: p.stat().st_size for p in folder.iterdir() if p.suffix in (".json", ".npz")}
+    files = {p.name: p.stat().st_size for p in FOLDER.iterdir() if p.suffix in (".json", ".npz")}
     assert set(files) == {f"{name}{suffix}" for name in RUNS for suffix in (".json", ".npz")}
-    assert sum(files.values()) < 25e6, files
+    current = sum(size for name, size in files.items() if name not in NEXT_FILES)
+    assert current < 25e6 and sum(files.values()) - current < 25e6, files
+
+
+def test_the_next_record_is_planned_before_it_is_made():
+    """Corpus version 3, ten seeds, the four conditions of the family, seeds outer (a sitting adds
+    whole seeds); its plateau criterion is on the validation loss."""
+    assert runs.NEXT_SEEDS == tuple(range(10))
+    assert set(runs.NEXT_CONDITIONS) == {"softmax", "entmax15", "alpha_entmax", "alpha_frozen"}
+    assert list(runs.NEXT_RUNS.values())[:4] == [(c, 0) for c in runs.NEXT_CONDITIONS]
+    assert len(runs.NEXT_RUNS) == 40 and not set(runs.NEXT_RUNS) & set(runs.RUNS)
+    for name, (condition, seed) in runs.NEXT_RUNS.items():
+        config = runs.config_for(name)
+        assert config == configs.condition(condition, seed, base=configs.HARDER), name
+        assert config.data.corpus_version == 3 and config.data.n_train == 1500
+    flat = {"step": [100, 200, 300, 400], "valid_accuracy": [0.5, 0.9, 0.9, 0.9]}
+    assert runs.plateaued({**flat, "valid_loss": [3.0, 1.0, 0.995, 0.99]}, next_record=True)
+    assert not runs.plateaued({**flat, "valid_loss": [3.0, 1.0, 0.99, 0.96]}, next_record=True)
 
 
 def test_the_command_refuses_an_unknown_run_before_training(tmp_path, monkeypatch):

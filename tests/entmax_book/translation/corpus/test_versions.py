@@ -77,7 +77,7 @@ def test_a_record_without_corpus_version_reads_as_version_1():
     del old["data"]["corpus_version"]
     assert TranslationConfig.from_dict(old) == configs.RECIPE
     harder = dataclasses.asdict(configs.HARDER)
-    assert TranslationConfig.from_dict(harder).data.corpus_version == 2
+    assert TranslationConfig.from_dict(harder).data.corpus_version == 3
     del harder["data"]["corpus_version"]
     assert TranslationConfig.from_dict(harder).data.corpus_version == 1
 
@@ -88,9 +88,9 @@ def test_a_record_without_corpus_version_reads_as_version_1():
 @pytest.mark.parametrize(
     ("version", "error", "message"),
     [
-        (3, ValueError, r"corpus_version must be one of \[1, 2\], got 3"),
-        (0, ValueError, r"corpus_version must be one of \[1, 2\], got 0"),
-        ("2", TypeError, r"corpus_version must be an integer, one of \[1, 2\], got '2'"),
+        (4, ValueError, r"corpus_version must be one of \[1, 2, 3\], got 4"),
+        (0, ValueError, r"corpus_version must be one of \[1, 2, 3\], got 0"),
+        ("2", TypeError, r"corpus_version must be an integer, one of \[1, 2, 3\], got '2'"),
         (2.0, TypeError, "corpus_version must be an integer"),
         (True, TypeError, "corpus_version must be an integer"),
     ],
@@ -209,6 +209,49 @@ def test_version_2_marker_questions_put_the_verb_first(v2_corpus):
     for e in markers:
         assert e.tgt.split()[0] in finite, e
         assert e.src.split()[0] not in finite, e  # English keeps statement order
+
+
+# --- version 3 -------------------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def v3_corpus():
+    return generate_corpus(10000, seed=0, version=3)
+
+
+def test_version_3_is_version_2_s_lexicon_in_version_1_s_sentences(v3_corpus, record_corpus):
+    v1, v3 = corpus.version_of(1), corpus.version_of(3)
+    for field in ("nouns", "adjectives", "verbs", "clause_verbs", "adjective_share", "pp_share"):
+        assert getattr(v3, field) == getattr(V2, field), field
+    for field in ("sentence_weights", "min_words", "max_words"):
+        assert getattr(v3, field) == getattr(v1, field), field
+    assert generate_corpus(300, seed=0, version=3) == v3_corpus[:300]
+    lengths = np.array([len(e.src.split()) for e in v3_corpus])
+    assert lengths.min() >= 4 and lengths.max() == 16
+    assert not any(" that " in e.src and " because " in e.src for e in v3_corpus)  # two clauses at most
+    # more words, so each is seen less often in as many sentences
+    counts = {}
+    for e in v3_corpus[:4000]:
+        for w in e.src.split():
+            counts[w] = counts.get(w, 0) + 1
+    v1_counts = {}
+    for e in record_corpus[:4000]:
+        for w in e.src.split():
+            v1_counts[w] = v1_counts.get(w, 0) + 1
+    assert len(counts) > 1.5 * len(v1_counts)
+    assert np.median(list(counts.values())) < np.median(list(v1_counts.values())) / 1.5
+
+
+def test_version_3_uses_both_words_of_every_two_word_noun_alone_and_tags_them(v3_corpus):
+    pairs = V2.two_word_nouns
+    assert {w for pair in pairs for w in pair} <= words_alone(v3_corpus, pairs)
+    tagged = 0
+    for e in v3_corpus:
+        words, tgt = e.src.split(), e.tgt.split()
+        tags = tag_pieces(e, np.arange(len(words)), np.arange(len(tgt)))
+        tagged += int(tags["src_compound_head"].sum())
+        assert tags["tgt_compound"].sum() >= tags["src_compound_head"].sum(), e
+    assert tagged > 300
 
 
 def hand_example(src, tgt, links):
