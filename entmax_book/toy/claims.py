@@ -58,6 +58,7 @@ from entmax_book import stats
 
 __all__ = [
     "CLAIMS",
+    "CLAIM_GROUPS",
     "FAIL_MARGIN",
     "NEAR_2",
     "SETTINGS",
@@ -111,6 +112,16 @@ CLAIMS = {
     "fixed_mass": "fixed scale: the learned α keeps more mass than softmax (longest L)",
     "fixed_rises": "fixed scale: the learned α rises from the shortest to the longest L",
     "fixed_lower": "fixed scale: the learned α ends lower than with a free scale (longest L)",
+}
+
+#: The claims of :data:`CLAIMS` by topic, each claim in exactly one group: what the full table of
+#: the family is split into (Chapter 4's appendix).
+CLAIM_GROUPS = {
+    "focus": tuple(f"mass_{v}" for v in SPARSE),
+    "accuracy": ("drop", "keeps", *(f"acc_{v}" for v in SPARSE)),
+    "alpha": ("alpha",),
+    "numerics": tuple(f"exact_{v}" for v in SPARSE),
+    "conditions": ("query", "dilutes", "fixed_acc", "fixed_mass", "fixed_rises", "fixed_lower"),
 }
 
 _KEY_OF = {words: key for key, words in CLAIMS.items()}
@@ -360,7 +371,7 @@ def markdown_table(
     """
     if rows is None:
         order = list(CLAIMS)
-        rows = sorted(table, key=lambda ks: order.index(ks[0]))
+        rows = sorted(table, key=lambda ks: order.index(ks[0]))  # stable: settings keep their order
     lines = [
         "| claim | setting | effect [95 % interval] | p | p (Holm) | verdict |",
         "|---|---|---|---|---|---|",

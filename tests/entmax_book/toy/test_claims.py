@@ -172,3 +172,8 @@ def test_markdown_table_shows_every_row_with_its_units():
     assert "points" in lines[claims.CLAIMS["acc_sparsemax"] + " | demo"]
     assert "points" not in lines[claims.CLAIMS["alpha"] + " | demo"]
     assert claims.markdown_table(table, [("alpha", "stress")]).count("**reversed**") == 1
+
+
+def test_the_groups_split_the_claims_each_in_one_group():
+    grouped = [key for keys in claims.CLAIM_GROUPS.values() for key in keys]
+    assert sorted(grouped) == sorted(claims.CLAIMS) and len(grouped) == len(set(grouped))

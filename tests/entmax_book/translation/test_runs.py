@@ -37,6 +37,12 @@ FOLDER = record.records_folder(runs.EXPERIMENT)
 NEXT_RECORDED = [name for name in runs.NEXT_RUNS if (FOLDER / f"{name}.json").exists()]
 RUNS = [*runs.RUNS, *NEXT_RECORDED]
 NEXT_FILES = {f"{name}{suffix}" for name in runs.NEXT_RUNS for suffix in (".json", ".npz")}
+# The next record's first recorded run of each condition: checked like the three above.
+NEXT_SAMPLE = [
+    next(name for name in NEXT_RECORDED if runs.NEXT_RUNS[name][0] == condition)
+    for condition in runs.NEXT_CONDITIONS
+    if any(runs.NEXT_RUNS[name][0] == condition for name in NEXT_RECORDED)
+]
 
 
 @pytest.fixture(scope="module", autouse=True)
@@ -93,7 +99,7 @@ def _model(name):
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("name", ["softmax_seed0", "entmax15_seed1", "alpha_entmax_seed2"])
+@pytest.mark.parametrize("name", ["softmax_seed0", "entmax15_seed1", "alpha_entmax_seed2", *NEXT_SAMPLE])
 def test_a_recorded_checkpoint_reproduces_its_test_scores(name):
     model, data, config = _model(name)
     load_weights(model, record.load_arrays(runs.EXPERIMENT, name))
@@ -106,7 +112,7 @@ def test_a_recorded_checkpoint_reproduces_its_test_scores(name):
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("name", ["softmax_seed0", "alpha_entmax_seed1", "alpha_frozen_seed0"])
+@pytest.mark.parametrize("name", ["softmax_seed0", "alpha_entmax_seed1", "alpha_frozen_seed0", *NEXT_SAMPLE])
 def test_the_start_of_each_recorded_curve_is_reproduced(name):
     model, data, config = _model(name)
     every = config.train.record_every
