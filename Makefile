@@ -25,7 +25,7 @@
 #   make course       what students may see (student/assignments, student/labs without their
 #                     answers), the plan's tables and course/schedule.csv, the exam's specimen,
 #                     and the public autograder zips in _build/course
-#   make grade AUTOGRADER=_build/course/NAME-autograder.zip SUBMISSIONS=FOLDER [OUT=...] [ROSTER=CSV]
+#   make grade AUTOGRADER=BUNDLE/autograders/NAME-autograder.zip SUBMISSIONS=FOLDER [OUT=...] [ROSTER=CSV]
 #                     grade a class: OUT/scores.csv and one feedback file per student
 #                     (FOLDER/STUDENT.ipynb or FOLDER/STUDENT/*.ipynb; with ROSTER, a row for
 #                     every student on it, 0 and "no submission" where nothing came)

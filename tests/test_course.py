@@ -464,8 +464,10 @@ def test_feedback_names_failed_checks_without_hidden_code(tmp_path, monkeypatch)
     assert [c.passed for c in result.checks] == [True, False, False]
     text = grading.feedback(result)
     assert "s.ipynb: 1 / 5" in text and "public check test_public (1 pt): passed" in text
-    assert "hidden check test_secret_values (2 pt): FAILED: wrong result" in text and ": values" in text
-    assert "TypeError: unsupported operand" in text and "still the `...` stub" in text
+    # a hidden check's failure is named by its kind only: its message can quote the hidden inputs
+    assert "hidden check test_secret_values (2 pt): FAILED: wrong result" in text and ": values" not in text
+    assert "FAILED: TypeError raised" in text and "still the `...` stub" in text
+    assert "unsupported operand" not in text
     assert "assert" not in text and "np.isclose" not in text and "f(2) == 3" not in text
     assert not result.notes
     # a report that does not match Otter's score (another Otter's format) is said to be so

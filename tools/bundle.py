@@ -10,7 +10,7 @@ folder outside it:
 - ``student/NAME/``: the student notebooks and public tests (the same as ``student/assignments``);
 - ``labs/NAME-key.ipynb``: each lab with its reference part (the answer key);
 - ``exam/paper.md`` and ``exam/key.md``: the term's exam and its key;
-- ``rubrics/``, ``project/``, ``policies.md``: the lab and project rubrics, the mini-project brief
+- ``rubrics/``, ``project/``, ``policies.md``: the lab, written-exercise and project rubrics, the mini-project brief
   and the course's policies;
 - ``schedule.csv`` (and ``schedule.ics`` with ``--start``): the plan with the term's dates, the
   meetings and the deadlines (the calendar in UTC from the plan's time zone, or ``--timezone``);
@@ -94,14 +94,16 @@ Grade a class, offline, from the repository's root:
     python -m tools.course grade-all {bundle}/autograders/NAME-autograder.zip SUBMISSIONS/ --out GRADED/
 
 It writes `GRADED/scores.csv` and one feedback file per student (`GRADED/feedback/`), which names
-each failed check and its error without quoting the hidden test. The notebooks' code runs as you,
+each failed check and its error (of a hidden check, the kind of error only) without quoting the
+hidden test. The notebooks' code runs as you,
 unsandboxed: for submissions you do not trust, see the README's "Teaching with the book".
 On Gradescope, upload `autograders/NAME-autograder.zip` as the assignment's autograder.
 
 Labs are graded with `rubrics/lab.md` against `labs/NAME-key.ipynb` (run it: its last part computes
 the reference answers from the recorded runs). The exam's key is `exam/key.md`; the mini-project
-is graded with `rubrics/project.md`. The course's policies (late work, collaboration, AI tools,
-regrades, accessibility) are in `policies.md`; `schedule.ics` has every meeting and deadline.
+is graded with `rubrics/project.md`, the two written exercises with `rubrics/written.md`. The
+course's policies (late work, collaboration, AI tools, regrades, accessibility) are in
+`policies.md`; with a start date (`--start`) `schedule.ics` has every meeting and deadline.
 """
 
 

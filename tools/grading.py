@@ -173,6 +173,16 @@ def _failed_cases(output: str) -> dict[tuple[str, int], str]:
     return failed
 
 
+def _private(reason: str) -> str:
+    """What a student may read of a failed hidden check: the kind of failure, never its message,
+    which can quote the hidden test's inputs (an exception raised with them, an assert's text)."""
+    if not reason or reason.startswith("wrong result"):
+        return reason and "wrong result (a check on its values failed)"
+    kind = reason.partition(":")[0].strip()
+    hint = " (the function returned None: is it still the `...` stub, or missing a return?)"
+    return f"{kind} raised" + (hint if "NoneType" in reason else "")
+
+
 def _explain(reason: str) -> str:
     # A function left as the stub (`...`) returns None; say so instead of only Python's words.
     if "NoneType" in reason:
@@ -189,7 +199,8 @@ def _checks(questions: dict[str, list[Check]], tests: list[dict], defined: set[s
     for question, cases in questions.items():
         missing = defined is not None and question not in defined
         for i, case in enumerate(cases, start=1):
-            reason = _explain(failed.get((question, i), ""))
+            raw = failed.get((question, i), "")
+            reason = _private(raw) if case.hidden else _explain(raw)
             if missing:
                 reason = f"`{question}` is never defined in the notebook (renamed, or its cell deleted?)"
             checks.append(Check(case.question, case.test, case.points, case.hidden, not reason, reason))
