@@ -10,8 +10,8 @@ folder outside it:
 - ``student/NAME/``: the student notebooks and public tests (the same as ``student/assignments``);
 - ``labs/NAME-key.ipynb``: each lab with its reference part (the answer key);
 - ``exam/paper.md`` and ``exam/key.md``: the term's exam and its key;
-- ``rubrics/``, ``project/``, ``policies.md``: the lab, written-exercise and project rubrics, the mini-project brief
-  and the course's policies;
+- ``rubrics/``, ``project/``, ``policies.md``: the lab, written-exercise and project rubrics,
+  the mini-project brief and the course's policies;
 - ``schedule.csv`` (and ``schedule.ics`` with ``--start``): the plan with the term's dates, the
   meetings and the deadlines (the calendar in UTC from the plan's time zone, or ``--timezone``);
 - ``README.md``: how to grade, and the seed to keep.
