@@ -173,21 +173,21 @@ def _failed_cases(output: str) -> dict[tuple[str, int], str]:
     return failed
 
 
+_STUB_HINT = " (the function returned None: is it still the `...` stub, or missing a return?)"
+
+
 def _private(reason: str) -> str:
     """What a student may read of a failed hidden check: the kind of failure, never its message,
     which can quote the hidden test's inputs (an exception raised with them, an assert's text)."""
     if not reason or reason.startswith("wrong result"):
         return reason and "wrong result (a check on its values failed)"
     kind = reason.partition(":")[0].strip()
-    hint = " (the function returned None: is it still the `...` stub, or missing a return?)"
-    return f"{kind} raised" + (hint if "NoneType" in reason else "")
+    return f"{kind} raised" + (_STUB_HINT if "NoneType" in reason else "")
 
 
 def _explain(reason: str) -> str:
     # A function left as the stub (`...`) returns None; say so instead of only Python's words.
-    if "NoneType" in reason:
-        return f"{reason} (the function returned None: is it still the `...` stub, or missing a return?)"
-    return reason
+    return reason + (_STUB_HINT if "NoneType" in reason else "")
 
 
 def _checks(questions: dict[str, list[Check]], tests: list[dict], defined: set[str] | None) -> list[Check]:

@@ -12,6 +12,7 @@ import hashlib
 import itertools
 import math
 import random
+from collections import Counter
 
 import numpy as np
 import pytest
@@ -230,14 +231,8 @@ def test_version_3_is_version_2_s_lexicon_in_version_1_s_sentences(v3_corpus, re
     assert lengths.min() >= 4 and lengths.max() == 16
     assert not any(" that " in e.src and " because " in e.src for e in v3_corpus)  # two clauses at most
     # more words, so each is seen less often in as many sentences
-    counts = {}
-    for e in v3_corpus[:4000]:
-        for w in e.src.split():
-            counts[w] = counts.get(w, 0) + 1
-    v1_counts = {}
-    for e in record_corpus[:4000]:
-        for w in e.src.split():
-            v1_counts[w] = v1_counts.get(w, 0) + 1
+    counts = Counter(w for e in v3_corpus[:4000] for w in e.src.split())
+    v1_counts = Counter(w for e in record_corpus[:4000] for w in e.src.split())
     assert len(counts) > 1.5 * len(v1_counts)
     assert np.median(list(counts.values())) < np.median(list(v1_counts.values())) / 1.5
 
