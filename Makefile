@@ -6,8 +6,8 @@
 #                make test ARGS="-n 2 --dist loadfile -m 'not slow' tests entmax_lib entmax_book"
 #
 # Both create the virtual environment .venv if it is missing and install the project with
-# its test and book extras into it; they reinstall when pyproject.toml (or this file)
-# changes. Only python3 (>= 3.10), git and make are needed. The commands they wrap are the
+# its test and book extras into it; they reinstall when the contents of pyproject.toml (or
+# the extras and pins asked for) change, not when a checkout only touches its date. Only python3 (>= 3.10), git and make are needed. The commands they wrap are the
 # README's long form: `jupyter-book build -W -n --keep-going .` and `python -m pytest`.
 #
 #   make test-floor   the same tests on Colab's versions, in .venv-floor
@@ -33,7 +33,7 @@
 #   make bundle OUT=FOLDER [SEED=N] [START=YYYY-MM-DD] [TZ=Europe/London]
 #                     the private instructor bundle of a term, outside the repository; without
 #                     SEED a random 128-bit term seed is drawn and printed: keep it
-#   make grade-rehearsal   grade a made-up class of 20 (_build/rehearsal), timed
+#   make grade-rehearsal   grade a made-up class of 20 (_build/rehearsal), timed, and check each grade
 #   make slides       a reveal.js deck per chapter into _build/slides, with speaker notes
 #                     (executes the chapters with nbclient, or reuses the book's outputs where
 #                     the code is unchanged); the folder shows offline: reveal.js and MathJax
@@ -55,7 +55,10 @@ ARGS ?=
 FLOOR_PINS := jax==0.7.2 jaxlib==0.7.2 flax==0.11.2 optax==0.2.8 ipywidgets==7.7.1 "numpy==2.1.*" "setuptools>=77,<81"
 
 BIN := $(VENV)/bin
-STAMP := $(VENV)/.installed
+# The stamp's name carries a hash of what is installed from: a fresh clone, a branch switch or an
+# edit of this file leave it valid while pyproject.toml, EXTRAS and PINS are the same.
+INSTALL_KEY := $(shell $(PYTHON) -c 'import hashlib, sys; print(hashlib.sha256(open("pyproject.toml", "rb").read() + sys.argv[1].encode()).hexdigest()[:12])' '$(EXTRAS) $(PINS)')
+STAMP := $(VENV)/.installed-$(INSTALL_KEY)
 # The environment's tools come first on the PATH, also for the kernels the notebooks run in.
 export PATH := $(abspath $(BIN)):$(PATH)
 export VIRTUAL_ENV := $(abspath $(VENV))
@@ -76,10 +79,11 @@ $(BIN)/python:
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 10) else "Python >= 3.10 is needed, this is " + sys.version.split()[0] + " (set PYTHON=...)")'
 	@$(PYTHON) -m venv $(VENV) || { echo "Could not create $(VENV). On Debian/Ubuntu: apt install python3-venv" >&2; exit 1; }
 
-$(STAMP): pyproject.toml Makefile | $(BIN)/python
+$(STAMP): | $(BIN)/python
 	@echo "Installing the project with [$(EXTRAS)] into $(VENV) (new, or pyproject.toml changed; the first time downloads ~600 MB)"
 	$(BIN)/python -m pip install -q --upgrade pip
 	$(BIN)/python -m pip install -q -e ".[$(EXTRAS)]" $(PINS)
+	@rm -f $(VENV)/.installed*
 	@touch $@
 
 setup: $(STAMP)
@@ -133,6 +137,7 @@ grade-rehearsal: course
 	rm -rf _build/rehearsal
 	python -m tools.fake_class _build/course/$(REHEARSAL) _build/rehearsal/submissions
 	python -m tools.course grade-all _build/course/$(REHEARSAL)-autograder.zip _build/rehearsal/submissions --roster _build/rehearsal/roster.csv --out _build/rehearsal/graded --timeout 60
+	python -m tools.fake_class check _build/rehearsal/kinds.csv _build/rehearsal/graded/scores.csv --timeout 60
 
 slides: $(STAMP) student
 	python -m tools.slides

@@ -127,13 +127,14 @@ def paired_claims(rng: np.random.Generator) -> Question:
     a = np.round(base + rng.normal(float(rng.choice([0.005, 0.02, 0.04])), 0.01, size=n), 3)
     c = stats.paired("A beats B", "exam", a, base)
     others = np.round([rng.uniform(0.015, 0.024), rng.uniform(0.026, 0.12)], 3)
-    adjusted = stats.holm([c.p, *others])
+    p_printed = float(f"{c.p:.2g}")  # Holm on the p the student reads, not on unrounded digits
+    adjusted = stats.holm([p_printed, *others])
     t = scipy_stats.t.ppf(0.975, n - 1)
     text = (
         f"Models A and B were trained with the same {n} seeds. Accuracy of A: {_vector(a, 3)}; of B: "
         f"{_vector(base, 3)}. (a) Compute the per-seed differences, their mean and the 95 % t-interval "
         f"($t_{{0.975,{n - 1}}} = {t:.3f}$). (b) This comparison (claim 1) has the uncorrected p-value "
-        f"{c.p:.2g} and is tested together with claims 2 and 3, whose p-values are {others[0]:g} and "
+        f"{p_printed:g} and is tested together with claims 2 and 3, whose p-values are {others[0]:g} and "
         f"{others[1]:g}. "
         "Which claims hold at the 0.05 level after Holm's correction? (c) A colleague reads a claim that "
         "is not shown as 'the two models are equal'. What would you answer?"
@@ -152,11 +153,13 @@ def concepts(rng: np.random.Generator) -> Question:
     """Two short explanations (Chapters 2 and 3); the order of the pair is drawn."""
     pair = [
         (
-            "Why does a masked key get exactly zero weight under α-entmax, and why must the mask use "
-            "−∞ (or a dedicated mask argument) rather than a large "
-            "negative number?",
-            "its score falls below the threshold τ; a finite score could still enter the support "
-            "(§3 masking)",
+            "Why does a key masked with a score of −∞ get exactly zero weight and zero gradient under "
+            "α-entmax? What goes wrong if the mask instead adds a large negative number such as "
+            "−10⁹ and every key of a row is masked (a padding query)?",
+            "−∞ lies below every finite threshold τ, so p = 0, and p stays 0 for small changes of the "
+            "scores, so its gradient is 0; with −10⁹ a fully masked row has equal scores, so it "
+            "spreads its weight uniformly over keys that should get none (the library returns a "
+            "row of zeros for a fully masked row, §3 masking)",
         ),
         (
             "Why can α be learned by gradient descent, although the support of α-entmax changes with α?",

@@ -102,8 +102,61 @@ def make_class(build: Path, out: Path, students: int = 20) -> list[tuple[Path, s
     return made
 
 
+#: What grading must give each kind: ``(score, max_score, problem, timeout) -> bool``.
+EXPECTED = {
+    "right": lambda score, top, problem, timeout: score == top and not problem,
+    "partly right": lambda score, top, problem, timeout: 0 < score < top and not problem,
+    "wrong": lambda score, top, problem, timeout: score < top and not problem,
+    "missing function": lambda score, top, problem, timeout: score < top and not problem,
+    "sleeping": lambda score, top, problem, timeout: (
+        score == 0 and problem.startswith(f"stopped after {timeout:g} s")
+    ),
+    "not a notebook": lambda score, top, problem, timeout: (
+        score == 0 and problem.startswith("not a notebook")
+    ),
+}
+
+
+def check(kinds: Path, scores: Path, timeout: float) -> list[str]:
+    """Compare a graded made-up class with the kind of each submission.
+
+    Args:
+        kinds: the class's ``kinds.csv`` (from :func:`make_class`).
+        scores: the ``scores.csv`` that grading wrote.
+        timeout: the seconds per notebook grading was given (a sleeper must be stopped after them).
+
+    Returns:
+        One line per student whose grade does not fit their kind; empty when every grade fits.
+    """
+    rows = {r["student"]: r for r in csv.DictReader(scores.open(encoding="utf-8"))}
+    wrong = []
+    for row in csv.DictReader(kinds.open(encoding="utf-8")):
+        student, kind = row["student"], row["kind"]
+        got = rows.get(student)
+        if got is None:
+            wrong.append(f"{student} ({kind}): no row in {scores.name}")
+            continue
+        score, top, problem = float(got["score"]), float(got["max_score"]), got["problem"]
+        if not EXPECTED[kind](score, top, problem, timeout):
+            wrong.append(f"{student} ({kind}): graded {score:g} / {top:g}, problem {problem!r}")
+    return wrong
+
+
 def main(argv: list[str] | None = None) -> None:
-    """Command line: ``python -m tools.fake_class ASSIGNMENT_BUILD OUT [--students N]``."""
+    """Command line: ``python -m tools.fake_class ASSIGNMENT_BUILD OUT [--students N]``, or
+    ``python -m tools.fake_class check KINDS SCORES --timeout S`` after grading the class."""
+    argv = sys.argv[1:] if argv is None else argv
+    if argv[:1] == ["check"]:
+        parser = argparse.ArgumentParser(prog="python -m tools.fake_class check")
+        parser.add_argument("kinds", type=Path, help="the class's kinds.csv")
+        parser.add_argument("scores", type=Path, help="the scores.csv grading wrote")
+        parser.add_argument(
+            "--timeout", type=float, required=True, help="the seconds grading gave a notebook"
+        )
+        args = parser.parse_args(argv[1:])
+        wrong = check(args.kinds, args.scores, args.timeout)
+        print("\n".join(wrong) or f"every grade fits its submission's kind ({args.kinds})")
+        raise SystemExit(1 if wrong else 0)
     parser = argparse.ArgumentParser(prog="python -m tools.fake_class", description=__doc__.split("\n\n")[0])
     parser.add_argument("build", type=Path, help="the assignment's Otter output, _build/course/NAME")
     parser.add_argument("out", type=Path, help="the folder for the submissions")

@@ -85,6 +85,13 @@ def _clock(text, where: str) -> dt.time:
         raise PlanError(f"{where}: time {text!r} is not HH:MM") from None
 
 
+def _event_title(row: dict) -> str:
+    # the exam row's week is "Final": "week Final exam" reads badly in a calendar
+    if row["week"] == "Final":
+        return f"final {row['meeting'].lower()}"
+    return f"week {row['week']} {row['meeting'].lower()}"
+
+
 def _week(meeting: dict) -> str:
     return "Final" if meeting["meeting"] == "Exam" else str(meeting["week"])
 
@@ -318,7 +325,7 @@ def icalendar(
             end = begin + dt.timedelta(minutes=int(row["minutes"]))
             event += [
                 f"DTEND:{end:%Y%m%dT%H%M%SZ}",
-                "SUMMARY:" + _escape(f"{course}: week {row['week']} {row['meeting'].lower()}"),
+                "SUMMARY:" + _escape(f"{course}: {_event_title(row)}"),
                 f"DESCRIPTION:{_escape(row['what'])}",
             ]
         lines += [*event, "END:VEVENT"]
