@@ -36,15 +36,26 @@ https://aclanthology.org/D19-1223/
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import NamedTuple
 
 import numpy as np
 
 from entmax_book import stats
 from entmax_book.translation.analysis import alpha_modes
+from entmax_book.translation.runs import SEEDS, run_name
 
-__all__ = ["ALPHA_MOVE", "BLEU_MARGIN", "FAMILY", "LOSS_MARGIN", "Claim", "SeedRun", "family", "verdicts"]
+__all__ = [
+    "ALPHA_MOVE",
+    "BLEU_MARGIN",
+    "FAMILY",
+    "LOSS_MARGIN",
+    "Claim",
+    "SeedRun",
+    "family",
+    "seed_runs",
+    "verdicts",
+]
 
 #: Non-inferiority margins: a test loss at most 2 % above softmax's, a BLEU at most 0.5 below.
 LOSS_MARGIN, BLEU_MARGIN = 0.02, 0.5
@@ -92,10 +103,12 @@ def _two_modes(run):
 
 
 class Claim(NamedTuple):
-    """One claim of the family: its name, its words, and its per-seed effect from the runs of a seed."""
+    """One claim of the family: its name, its words, what it is measured on, and its per-seed
+    effect from the runs of a seed."""
 
     name: str
     words: str
+    measure: str
     effect: Callable[[dict], float]  # {condition: SeedRun} of one seed -> the effect
 
 
@@ -104,21 +117,25 @@ FAMILY = (
     Claim(
         "no_loss_cost",
         f"learned α's test loss is at most {LOSS_MARGIN:.0%} above softmax's",
+        "test loss",
         lambda r: (1 + LOSS_MARGIN) * r["softmax"].test["loss"] - r["alpha_entmax"].test["loss"],
     ),
     Claim(
         "no_bleu_cost",
         f"learned α's BLEU is at most {BLEU_MARGIN} below softmax's",
+        "BLEU",
         lambda r: r["alpha_entmax"].test["bleu"] - r["softmax"].test["bleu"] + BLEU_MARGIN,
     ),
     Claim(
         "more_diverse",
         "learned-α heads are more diverse (JS) than softmax heads",
+        "JS between heads",
         lambda r: _mean_js(r["alpha_entmax"]) - _mean_js(r["softmax"]),
     ),
     Claim(
         "encoder_sparsest",
         "encoder self-attention learns a larger α than context and decoder self-attention",
+        "mean α",
         lambda r: (
             _mean_alpha(r["alpha_entmax"], "encoder_self")
             - max(_mean_alpha(r["alpha_entmax"], "context"), _mean_alpha(r["alpha_entmax"], "decoder_self"))
@@ -127,16 +144,19 @@ FAMILY = (
     Claim(
         "dip_then_rise",
         "some heads' α falls and then rises again",
+        "share of heads",
         lambda r: _dip_then_rise(r["alpha_entmax"]),
     ),
     Claim(
         "learning_helps",
         "learning α lowers the test loss compared with α frozen at its random draw",
+        "test loss",
         lambda r: r["alpha_frozen"].test["loss"] - r["alpha_entmax"].test["loss"],
     ),
     Claim(
         "two_modes",
         "encoder heads fall into a dense (α < 1.25) and a sparse (α > 1.75) group",
+        "encoder heads",
         lambda r: _two_modes(r["alpha_entmax"]),
     ),
 )
@@ -154,9 +174,34 @@ def family(seeds: Sequence[dict]) -> list[stats.Comparison]:
     """
     if len(seeds) < 2:
         raise ValueError(f"the family needs at least 2 seeds, got {len(seeds)}.")
-    return [stats.paired(claim.words, claim.name, [claim.effect(runs) for runs in seeds]) for claim in FAMILY]
+    return [
+        stats.paired(claim.words, claim.measure, [claim.effect(runs) for runs in seeds]) for claim in FAMILY
+    ]
 
 
-def verdicts(seeds: Sequence[dict]) -> list[stats.Verdict]:
-    """The family's comparisons, Holm-corrected together, with their verdict words."""
-    return stats.verdicts(family(seeds))
+def verdicts(seeds: Sequence[dict]) -> dict[str, stats.Verdict]:
+    """{claim name: :class:`~entmax_book.stats.Verdict`}: the family's comparisons, Holm-corrected
+    together, with their verdict words."""
+    rows = stats.verdicts(family(seeds))
+    return {claim.name: row for claim, row in zip(FAMILY, rows, strict=True)}
+
+
+def seed_runs(results: Mapping, analyses: Mapping, seeds: Sequence[int] = SEEDS) -> list[dict]:
+    """What the family reads of the record: one {condition: :class:`SeedRun`} per seed.
+
+    Args:
+      results: {run name: ``record.load(...)["result"]``} (test scores, training history).
+      analyses: {run name: ``analysis.analyse(...)[0]``} (the heads' JS divergence).
+      seeds: the seeds, in order.
+
+    Returns:
+      a list, one dict per seed, over the conditions the family compares.
+    """
+
+    def seed_run(name):
+        history = {kind: np.asarray(v) for kind, v in results[name]["history"]["alpha"].items()}
+        final = {kind: v[-1] for kind, v in history.items()}
+        return SeedRun(results[name]["test"], analyses[name]["js"], final, history)
+
+    conditions = ("softmax", "alpha_entmax", "alpha_frozen")
+    return [{c: seed_run(run_name(c, seed)) for c in conditions} for seed in seeds]

@@ -4,11 +4,11 @@ Every comparison of Chapter 5 is paired over seeds, so every measure here return
 seed (an array, seed first), read from the recorded results (``record.load(...)["result"]``:
 the training history and the test scores) or from the analyses of the trained weights
 (:func:`~entmax_book.translation.analysis.analyse`). Both come as a dict keyed by run name,
-``"<condition>_seed<seed>"`` (:data:`~entmax_book.translation.runs.RUNS`).
+:func:`~entmax_book.translation.runs.run_name` (:data:`~entmax_book.translation.runs.RUNS`).
 
 Example:
-  >>> results = {f"softmax_seed{s}": {"test": {"bleu": b}} for s, b in enumerate([90.0, 92.0, 94.0])}
-  >>> per_seed(results, "softmax", lambda r: r["test"]["bleu"]).tolist()
+  >>> results = {run_name("softmax", s): {"test": {"bleu": b}} for s, b in enumerate([90.0, 92.0, 94.0])}
+  >>> per_seed(results, "softmax", lambda r: r["test"]["bleu"], seeds=(0, 1, 2)).tolist()
   [90.0, 92.0, 94.0]
 """
 
@@ -17,38 +17,26 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 
 import numpy as np
-from scipy import stats as _scipy_stats
 
 from entmax_book import stats
 from entmax_book.translation.model import ATTENTION_TYPES
-from entmax_book.translation.runs import SEEDS
+from entmax_book.translation.runs import SEEDS, run_name
 
 __all__ = [
     "alpha_change",
     "alpha_moved",
     "best_head",
-    "bimodality",
     "density_spread",
     "diversity",
-    "encoder_bimodality",
     "final_alpha",
     "interval",
     "last_quarter_change",
     "marker_vs_sink",
     "per_seed",
     "plateau_summary",
-    "run_name",
     "start_alpha",
+    "top_key_shares",
 ]
-
-
-def run_name(condition: str, seed: int) -> str:
-    """The name of the run of ``condition`` with ``seed``.
-
-    >>> run_name("alpha_entmax", 2)
-    'alpha_entmax_seed2'
-    """
-    return f"{condition}_seed{seed}"
 
 
 def per_seed(by_run: Mapping, condition: str, fn: Callable, seeds: Sequence[int] = SEEDS) -> np.ndarray:
@@ -114,36 +102,6 @@ def alpha_moved(results: Mapping, condition: str, seeds=SEEDS) -> np.ndarray:
     return np.abs(_alpha_steps(results, condition, seeds)).mean(axis=(0, 2))
 
 
-def bimodality(values) -> float:
-    """Sarle's bimodality coefficient of a sample.
-
-    b = (g² + 1) / (k + 3 (n − 1)² / ((n − 2)(n − 3))), with g the sample skewness and k the
-    sample excess kurtosis (both bias-corrected). It is 5/9 for a uniform distribution; above
-    5/9 suggests two modes (but a skewed pile-up, e.g. at a clamp, raises it too).
-
-    Args:
-      values: the sample, n ≥ 4 values.
-
-    Returns:
-      b.
-
-    >>> round(bimodality([1.0] * 10 + [2.0] * 10), 3), round(bimodality([1.0, 1.4, 1.5, 1.5, 1.6, 2.0]), 3)
-    (0.767, 0.123)
-    """
-    values = np.asarray(values, np.float64)
-    n = len(values)
-    if values.ndim != 1 or n < 4:
-        raise ValueError(f"the bimodality coefficient needs at least 4 values, got shape {values.shape}.")
-    skew = _scipy_stats.skew(values, bias=False)
-    kurt = _scipy_stats.kurtosis(values, bias=False)
-    return float((skew**2 + 1) / (kurt + 3 * (n - 1) ** 2 / ((n - 2) * (n - 3))))
-
-
-def encoder_bimodality(results: Mapping, condition: str, seeds=SEEDS) -> np.ndarray:
-    """Per seed: :func:`bimodality` of the model's final encoder self-attention α."""
-    return np.array([bimodality(a) for a in final_alpha(results, condition, "encoder_self", seeds)])
-
-
 def density_spread(analyses: Mapping, condition: str, seeds=SEEDS) -> np.ndarray:
     """Per seed: the standard deviation of the densities of all the model's heads (every
     attention type; ``analysis["density"]``). Softmax's is 0: every head has density 1."""
@@ -177,6 +135,13 @@ def marker_vs_sink(analyses: Mapping, condition: str, seeds=SEEDS) -> np.ndarray
     """Per seed: the best marker head's weight on a marker question's "?" minus the same head's
     weight on a statement's final "." (positive: it tells a question from a sentence end)."""
     return per_seed(analyses, condition, _marker_gap, seeds)
+
+
+def top_key_shares(analyses: Mapping, condition: str, seeds=SEEDS) -> np.ndarray:
+    """(seed, layer · head): every encoder head's top-key share (``analysis["top_key_share"]``:
+    the weight of a sentence's most-attended key, averaged over sentences), the baseline that a
+    claimed sink head is compared with."""
+    return per_seed(analyses, condition, lambda a: np.ravel(a["top_key_share"]), seeds)
 
 
 def last_quarter_change(curve: Mapping, key: str) -> tuple[float, float]:

@@ -2,17 +2,14 @@
 
 What the chapter prints about the record, as public functions: the paper's reported numbers
 (:data:`PAPER`), the accuracy table and the specialised-heads table of the conditions
-(:func:`accuracy_table`, :func:`heads_table`), the family of claims the current three-seed
-record is tested on with its verdicts (:data:`RECORD_CLAIMS`, :func:`record_family`,
-:func:`record_verdicts`, :func:`claims_table`) and the runs' provenance
-(:func:`provenance_summary`). The per-seed measures they read are in
+(:func:`accuracy_table`, :func:`heads_table`), the table of the family's verdicts
+(:func:`claims_table`; the family itself is :mod:`~entmax_book.translation.claims`) and the
+runs' provenance (:func:`provenance_summary`). The per-seed measures they read are in
 :mod:`~entmax_book.translation.measures`.
 
-The family here is the one the current record was read with; the pre-registered family for
-the next record is :mod:`~entmax_book.translation.claims`.
-
 Inputs, as everywhere in Chapter 5: ``results`` = {run name: ``record.load(...)["result"]``}
-and ``analyses`` = {run name: ``analysis.analyse(...)[0]``}, run names ``<condition>_seed<s>``.
+and ``analyses`` = {run name: ``analysis.analyse(...)[0]``}, run names
+:func:`~entmax_book.translation.runs.run_name`.
 
 Example:
   >>> print(paper_table().splitlines()[0].split())
@@ -22,23 +19,19 @@ Example:
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import NamedTuple
 
 from entmax_book import stats
 from entmax_book.display import map_style
 from entmax_book.translation import measures
-from entmax_book.translation.configs import CONDITIONS
+from entmax_book.translation.runs import CONDITIONS
 
 __all__ = [
     "HEAD_SCORES",
     "LABELS",
     "PAPER",
     "PAPER_MODELS",
-    "RECORD_CLAIMS",
     "STYLE",
     "TYPE_LABELS",
-    "RecordClaim",
-    "CLAIM_GROUPS",
     "accuracy_columns",
     "accuracy_table",
     "claims_table",
@@ -46,8 +39,6 @@ __all__ = [
     "paper_span",
     "paper_table",
     "provenance_summary",
-    "record_family",
-    "record_verdicts",
 ]
 
 #: The conditions' names in the text.
@@ -56,17 +47,15 @@ LABELS = {
     "entmax15": "1.5-entmax",
     "alpha_entmax": "learned α",
     "alpha_frozen": "frozen random α",
-    "alpha_room": "learned α, 10× rate",
 }
 
-#: Line colour and style of each condition: the book's colour per map; the three α-entmax
-#: conditions differ by line style, and the control (not a learned α) is grey.
+#: Line colour and style of each condition: the book's colour per map;
+#: the control (α frozen, not learned) is grey and dotted.
 STYLE = {
     "softmax": {"color": map_style("softmax")["color"], "linestyle": "-"},
     "entmax15": {"color": map_style("entmax15")["color"], "linestyle": "-"},
     "alpha_entmax": {"color": map_style("alpha_entmax")["color"], "linestyle": "-"},
     "alpha_frozen": {"color": "0.45", "linestyle": ":"},
-    "alpha_room": {"color": map_style("alpha_entmax")["color"], "linestyle": "--"},
 }
 
 #: The attention types' names in the text.
@@ -170,109 +159,6 @@ def heads_table(analyses: Mapping, conditions=CONDITIONS, seeds=measures.SEEDS) 
         cells.append(measures.marker_vs_sink(analyses, condition, seeds))
         rows.append([LABELS[condition], *(_cell(v, 2) for v in cells)])
     return _markdown(["condition", *HEAD_SCORES.values(), "marker − sink"], rows)
-
-
-class RecordClaim(NamedTuple):
-    """One claim of :data:`RECORD_CLAIMS`: a short key, its words and what it is measured on."""
-
-    key: str
-    words: str
-    setting: str
-
-
-#: The family the current record is tested on, in the order of :func:`record_family`; each
-#: effect is oriented so that a positive mean supports the words.
-RECORD_CLAIMS = (
-    RecordClaim("bleu", "learned α: higher BLEU than softmax", "BLEU"),
-    RecordClaim("bleu_entmax15", "learned α: higher BLEU than 1.5-entmax", "BLEU"),
-    RecordClaim("loss", "learned α: lower test loss than softmax", "test loss"),
-    RecordClaim("marker_accuracy", "learned α: marker questions more accurate than softmax", "accuracy"),
-    RecordClaim("spread", "learning α spreads head densities more than a frozen random α", "density s.d."),
-    RecordClaim("js_softmax", "learned-α heads more diverse than softmax heads", "JS"),
-    RecordClaim("js_entmax15", "1.5-entmax heads more diverse than softmax heads", "JS"),
-    RecordClaim("js_frozen", "learning α makes heads more diverse than a frozen random α", "JS"),
-    RecordClaim("bimodal", "learned encoder α bimodal (coefficient above 5/9)", "encoder α"),
-    RecordClaim(
-        "bimodal_room", "learned α, 10× rate: encoder α bimodal (coefficient above 5/9)", "encoder α"
-    ),
-    RecordClaim("denser", "learned α: α ends lower (denser) than its initial draw", "mean α"),
-    *(
-        RecordClaim(f"head_{key}", f"learned α: a stronger {label} head than softmax", "best head")
-        for key, label in HEAD_SCORES.items()
-    ),
-    RecordClaim("marker_not_sink", "learned α: the best marker head is not a sink", "best head"),
-    RecordClaim("marker_frozen", "learned α: a stronger marker head than a frozen random α", "best head"),
-)
-
-
-#: The claims of :data:`RECORD_CLAIMS` by topic, in the order Chapter 5 discusses them (each
-#: claim in exactly one group): what the full table of the family is split into.
-CLAIM_GROUPS = {
-    "accuracy": ("bleu", "bleu_entmax15", "loss", "marker_accuracy"),
-    "alpha": ("denser", "bimodal", "bimodal_room"),
-    "diversity": ("spread", "js_softmax", "js_entmax15", "js_frozen"),
-    "heads": (*(f"head_{key}" for key in HEAD_SCORES), "marker_not_sink", "marker_frozen"),
-}
-
-
-def _effects(results, analyses, seeds):
-    """{claim key: (a, b)}: the per-seed values whose difference a − b is each claim's effect."""
-    acc = {c: accuracy_columns(results, analyses, c, seeds) for c in ("softmax", "entmax15", "alpha_entmax")}
-    js = {
-        c: measures.diversity(analyses, c, seeds=seeds)
-        for c in ("softmax", "entmax15", "alpha_entmax", "alpha_frozen")
-    }
-
-    def best(condition, key):
-        return measures.best_head(analyses, condition, key, seeds)
-
-    return {
-        "bleu": (acc["alpha_entmax"]["BLEU"], acc["softmax"]["BLEU"]),
-        "bleu_entmax15": (acc["alpha_entmax"]["BLEU"], acc["entmax15"]["BLEU"]),
-        "loss": (acc["softmax"]["test loss"], acc["alpha_entmax"]["test loss"]),
-        "marker_accuracy": (acc["alpha_entmax"]["marker questions"], acc["softmax"]["marker questions"]),
-        "spread": tuple(
-            measures.density_spread(analyses, c, seeds) for c in ("alpha_entmax", "alpha_frozen")
-        ),
-        "js_softmax": (js["alpha_entmax"], js["softmax"]),
-        "js_entmax15": (js["entmax15"], js["softmax"]),
-        "js_frozen": (js["alpha_entmax"], js["alpha_frozen"]),
-        "bimodal": (measures.encoder_bimodality(results, "alpha_entmax", seeds), 5 / 9),
-        "bimodal_room": (measures.encoder_bimodality(results, "alpha_room", seeds), 5 / 9),
-        "denser": (-measures.alpha_change(results, "alpha_entmax", seeds), 0.0),
-        **{f"head_{k}": (best("alpha_entmax", k), best("softmax", k)) for k in HEAD_SCORES},
-        "marker_not_sink": (measures.marker_vs_sink(analyses, "alpha_entmax", seeds), 0.0),
-        "marker_frozen": (best("alpha_entmax", "marker"), best("alpha_frozen", "marker")),
-    }
-
-
-def record_family(results: Mapping, analyses: Mapping, seeds=measures.SEEDS) -> list[stats.Comparison]:
-    """The comparisons of :data:`RECORD_CLAIMS` over the seeds, in order.
-
-    Each is :func:`entmax_book.stats.paired` of per-seed values a − b: BLEU, test loss and
-    marker-question accuracy of learned α against softmax (or 1.5-entmax); the spread of head
-    densities and the heads' JS diversity against the frozen random α or softmax; the encoder
-    α's bimodality coefficient against 5/9; the mean fall of α from its initial draw; the best
-    specialised heads against softmax's (and the frozen control's) and the marker head's
-    "?" − "." gap against 0.
-
-    Args:
-      results, analyses: {run name: result} and {run name: analysis} of every condition
-        (:data:`~entmax_book.translation.configs.CONDITIONS`) and seed.
-      seeds: the seeds, at least 2.
-
-    Returns:
-      one :class:`~entmax_book.stats.Comparison` per claim, its ``claim`` the claim's words.
-    """
-    effects = _effects(results, analyses, seeds)
-    return [stats.paired(c.words, c.setting, *effects[c.key]) for c in RECORD_CLAIMS]
-
-
-def record_verdicts(results: Mapping, analyses: Mapping, seeds=measures.SEEDS) -> dict[str, stats.Verdict]:
-    """{claim key: :class:`~entmax_book.stats.Verdict`}: :func:`record_family` corrected together
-    with Holm's method, each with its verdict word."""
-    rows = stats.verdicts(record_family(results, analyses, seeds))
-    return {claim.key: row for claim, row in zip(RECORD_CLAIMS, rows, strict=True)}
 
 
 def claims_table(verdicts: Mapping[str, stats.Verdict], keys: Sequence[str] | None = None) -> str:

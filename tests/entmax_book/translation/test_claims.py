@@ -63,7 +63,8 @@ def test_verdicts_on_runs_whose_answer_is_known():
             "alpha_frozen": run(loss=2.0 + noise + rng.normal(0, 0.005)),
         }
 
-    rows = {v.comparison.setting: v for v in claims.verdicts(seeds(seed))}
+    rows = claims.verdicts(seeds(seed))
+    assert list(rows) == [c.name for c in FAMILY]
     assert rows["no_loss_cost"].verdict == "holds"  # equal losses are within a 2 % margin
     assert rows["more_diverse"].verdict == "holds"
     assert rows["learning_helps"].verdict == "not shown"  # no difference: not shown, never "equal"
@@ -74,3 +75,26 @@ def test_verdicts_on_runs_whose_answer_is_known():
 def test_the_family_needs_two_seeds():
     with pytest.raises(ValueError, match="at least 2 seeds"):
         claims.family([{"softmax": run(), "alpha_entmax": run(), "alpha_frozen": run()}])
+
+
+def test_seed_runs_read_the_record_s_results_and_analyses():
+    """Per seed, each condition's test scores, the heads' JS and α: the final α is the history's
+    last record, so the claims need no weights."""
+    from entmax_book.translation.runs import run_name
+
+    history = {
+        kind: [np.full((2, 8), 1.5).tolist(), np.full((2, 8), 1.4 + s).tolist()]
+        for s, kind in enumerate(KINDS)
+    }
+    results, analyses = {}, {}
+    for seed in (3, 4):
+        for c in ("softmax", "alpha_entmax", "alpha_frozen"):
+            results[run_name(c, seed)] = {"test": {"loss": seed}, "history": {"alpha": history}}
+            analyses[run_name(c, seed)] = {"js": {kind: [0.1 * seed] for kind in KINDS}}
+    found = claims.seed_runs(results, analyses, seeds=(3, 4))
+    assert [sorted(s) for s in found] == [["alpha_entmax", "alpha_frozen", "softmax"]] * 2
+    assert found[1]["alpha_entmax"].test == {"loss": 4} and found[0]["softmax"].js["context"] == [
+        0.30000000000000004
+    ]
+    np.testing.assert_allclose(found[0]["alpha_entmax"].alphas["context"], 2.4)
+    assert found[0]["alpha_entmax"].alpha_history["encoder_self"].shape == (2, 2, 8)

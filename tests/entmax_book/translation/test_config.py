@@ -78,7 +78,7 @@ def test_a_part_of_the_wrong_type_is_refused():
 
 
 def test_from_dict_reads_back_asdict():
-    for config in (configs.RECIPE, configs.HARDER, configs.PAPER_SCALE, configs.condition("alpha_room", 2)):
+    for config in (configs.RECIPE, configs.HARDER, configs.PAPER_SCALE, configs.condition("alpha_frozen", 2)):
         assert TranslationConfig.from_dict(dataclasses.asdict(config)) == config
 
 

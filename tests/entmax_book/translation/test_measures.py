@@ -5,6 +5,7 @@ import pytest
 from scipy import stats as scipy_stats
 
 from entmax_book.translation import measures
+from entmax_book.translation.runs import run_name
 
 KINDS = ("encoder_self", "context", "decoder_self")
 
@@ -17,11 +18,11 @@ def alpha_run(start, end):
 
 
 def test_per_seed_reads_each_seed_in_order():
-    by_run = {"a_seed0": 3.0, "a_seed1": 1.0, "a_seed2": 2.0, "b_seed0": 9.0}
-    assert measures.per_seed(by_run, "a", lambda v: 10 * v).tolist() == [30.0, 10.0, 20.0]
+    by_run = {run_name("a", 0): 3.0, run_name("a", 1): 1.0, run_name("a", 2): 2.0, run_name("b", 0): 9.0}
+    assert measures.per_seed(by_run, "a", lambda v: 10 * v, seeds=(0, 1, 2)).tolist() == [30.0, 10.0, 20.0]
     assert measures.per_seed(by_run, "a", float, seeds=(2, 0)).tolist() == [2.0, 3.0]
     with pytest.raises(KeyError):
-        measures.per_seed(by_run, "b", float)
+        measures.per_seed(by_run, "b", float, seeds=(0, 1))
 
 
 def test_interval_is_the_t_interval_of_the_mean():
@@ -36,42 +37,12 @@ def test_alpha_change_keeps_the_sign_and_moved_does_not():
     start = {k: [[1.5, 1.5]] for k in KINDS}
     end = {k: [[1.7, 1.3]] for k in KINDS}
     down = {k: [[1.2, 1.4]] for k in KINDS}  # both fall: −0.3 and −0.1
-    results = {"c_seed0": alpha_run(start, end), "c_seed1": alpha_run(start, down)}
+    results = {run_name("c", 0): alpha_run(start, end), run_name("c", 1): alpha_run(start, down)}
     seeds = (0, 1)
     assert measures.alpha_change(results, "c", seeds).tolist() == pytest.approx([0.0, -0.2])
     assert measures.alpha_moved(results, "c", seeds).tolist() == pytest.approx([0.2, 0.2])
     assert measures.final_alpha(results, "c", "context", seeds).tolist() == [[1.7, 1.3], [1.2, 1.4]]
     assert measures.start_alpha(results, "c", "context", seeds).shape == (2, 2)
-
-
-def sarle_by_hand(x):
-    """Sarle's coefficient from the moments, with the textbook bias corrections."""
-    x = np.asarray(x, np.float64)
-    n, d = len(x), x - x.mean()
-    m2, m3, m4 = (d**2).mean(), (d**3).mean(), (d**4).mean()
-    g1 = np.sqrt(n * (n - 1)) / (n - 2) * m3 / m2**1.5
-    g2 = (n - 1) / ((n - 2) * (n - 3)) * ((n + 1) * (m4 / m2**2 - 3) + 6)
-    return (g1**2 + 1) / (g2 + 3 * (n - 1) ** 2 / ((n - 2) * (n - 3)))
-
-
-def test_bimodality_matches_the_moments_and_separates_two_modes_from_one():
-    rng = np.random.default_rng(0)
-    skewed = rng.exponential(size=40)
-    assert measures.bimodality(skewed) == pytest.approx(sarle_by_hand(skewed))
-    two_modes = np.concatenate([rng.normal(1.1, 0.02, 50), rng.normal(1.9, 0.02, 50)])
-    one_mode = rng.normal(1.5, 0.1, 100)
-    assert measures.bimodality(two_modes) > 5 / 9 > measures.bimodality(one_mode)
-    assert measures.bimodality(rng.uniform(size=100_000)) == pytest.approx(5 / 9, abs=0.01)
-    with pytest.raises(ValueError, match="at least 4"):
-        measures.bimodality([1.0, 2.0, 3.0])
-
-
-def test_encoder_bimodality_reads_the_final_encoder_alpha():
-    encoder = [[1.01, 1.02, 1.03, 1.9], [1.5, 1.6, 1.7, 1.8]]
-    end = {"encoder_self": encoder, "context": [[1.5] * 4] * 2, "decoder_self": [[1.5] * 4] * 2}
-    results = {"c_seed0": alpha_run(end, end), "c_seed1": alpha_run(end, end)}
-    got = measures.encoder_bimodality(results, "c", (0, 1))
-    assert got == pytest.approx([sarle_by_hand(np.ravel(encoder))] * 2)
 
 
 def analysis(density=None, js=None, **scores):
@@ -82,7 +53,7 @@ def analysis(density=None, js=None, **scores):
 
 def test_density_spread_is_the_sd_of_every_head_and_zero_for_softmax():
     spread = {"encoder_self": [[0.2, 0.4]], "context": [[0.6, 0.8]], "decoder_self": [[1.0, 1.0]]}
-    by_run = {"s_seed0": analysis(), "x_seed0": analysis(density=spread)}
+    by_run = {run_name("s", 0): analysis(), run_name("x", 0): analysis(density=spread)}
     assert measures.density_spread(by_run, "s", (0,)).tolist() == [0.0]
     expected = np.std([0.2, 0.4, 0.6, 0.8, 1.0, 1.0])
     assert measures.density_spread(by_run, "x", (0,)) == pytest.approx([expected])
@@ -90,7 +61,7 @@ def test_density_spread_is_the_sd_of_every_head_and_zero_for_softmax():
 
 def test_diversity_averages_layers_of_the_chosen_types():
     js = {"encoder_self": [0.1, 0.3], "context": [0.5, 0.5], "decoder_self": [0.0, 0.2]}
-    by_run = {"c_seed0": analysis(js=js)}
+    by_run = {run_name("c", 0): analysis(js=js)}
     assert measures.diversity(by_run, "c", seeds=(0,)) == pytest.approx([1.6 / 6])
     assert measures.diversity(by_run, "c", kinds=("encoder_self",), seeds=(0,)) == pytest.approx([0.2])
 
@@ -100,9 +71,15 @@ def test_best_head_and_the_marker_gap_of_the_best_marker_head():
     # largest gap (0.5 − 0.0) but is not the best marker head
     marker = [[0.1, 0.5], [0.6, 0.2]]
     sink = [[0.1, 0.0], [0.55, 0.2]]
-    by_run = {"c_seed0": analysis(marker=marker, marker_sink=sink)}
+    by_run = {run_name("c", 0): analysis(marker=marker, marker_sink=sink)}
     assert measures.best_head(by_run, "c", "marker", (0,)).tolist() == [0.6]
     assert measures.marker_vs_sink(by_run, "c", (0,)) == pytest.approx([0.05])
+
+
+def test_top_key_shares_are_every_encoder_head_s():
+    shares = [[0.2, 0.9], [0.3, 0.4]]
+    by_run = {run_name("c", 0): {"top_key_share": shares}, run_name("c", 1): {"top_key_share": shares}}
+    assert measures.top_key_shares(by_run, "c", (0, 1)).tolist() == [[0.2, 0.9, 0.3, 0.4]] * 2
 
 
 def curve(loss, accuracy):
@@ -117,11 +94,11 @@ def test_last_quarter_change_takes_the_best_in_the_right_direction():
 
 def test_plateau_summary_counts_and_ranges():
     results = {
-        "a_seed0": {
+        run_name("a", 0): {
             "plateau": True,
             "history": {"eval": curve([3.0, 1.0, 1.0, 0.9], [0.5, 0.9, 0.97, 0.971])},
         },
-        "a_seed1": {
+        run_name("a", 1): {
             "plateau": False,
             "history": {"eval": curve([3.0, 1.0, 0.5, 0.4], [0.5, 0.8, 0.90, 0.93])},
         },
