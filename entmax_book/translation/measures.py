@@ -30,6 +30,7 @@ __all__ = [
     "diversity",
     "final_alpha",
     "interval",
+    "largest_drop",
     "last_quarter_change",
     "marker_vs_sink",
     "per_seed",
@@ -142,6 +143,29 @@ def top_key_shares(analyses: Mapping, condition: str, seeds=SEEDS) -> np.ndarray
     the weight of a sentence's most-attended key, averaged over sentences), the baseline that a
     claimed sink head is compared with."""
     return per_seed(analyses, condition, lambda a: np.ravel(a["top_key_share"]), seeds)
+
+
+def _largest_drop(ablated, kind, construction):
+    accuracy = [head[construction] for layer in ablated[kind] for head in layer]
+    return 100 * (ablated["intact"][construction] - min(accuracy))
+
+
+def largest_drop(ablations: Mapping, condition: str, kind: str, construction: str, seeds=SEEDS) -> np.ndarray:
+    """Per seed: the accuracy lost (points) on ``construction`` when the most needed head of
+    ``kind`` is switched off, max over heads h of 100 · (accuracy(intact) − accuracy(without h)).
+
+    Args:
+      ablations: {run name: :func:`~entmax_book.translation.analysis.head_ablations` of the run}.
+      condition: e.g. "softmax".
+      kind: an attention type, e.g. "context".
+      construction: a key of ``construction_accuracy``, e.g. "tgt_marker" or "tokens".
+
+    >>> run = {"intact": {"tokens": 0.9}, "context": [[{"tokens": 0.85}, {"tokens": 0.6}]]}
+    >>> drop = largest_drop({run_name("softmax", 0): run}, "softmax", "context", "tokens", seeds=(0,))
+    >>> drop.round(6).tolist()
+    [30.0]
+    """
+    return per_seed(ablations, condition, lambda a: _largest_drop(a, kind, construction), seeds)
 
 
 def last_quarter_change(curve: Mapping, key: str) -> tuple[float, float]:

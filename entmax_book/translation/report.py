@@ -23,7 +23,7 @@ from collections.abc import Mapping, Sequence
 from entmax_book import stats
 from entmax_book.display import map_style
 from entmax_book.translation import measures
-from entmax_book.translation.runs import CONDITIONS
+from entmax_book.translation.runs import CONDITIONS, RUNS
 
 __all__ = [
     "HEAD_SCORES",
@@ -38,6 +38,7 @@ __all__ = [
     "heads_table",
     "paper_span",
     "paper_table",
+    "plateau_table",
     "provenance_summary",
 ]
 
@@ -180,6 +181,27 @@ def claims_table(verdicts: Mapping[str, stats.Verdict], keys: Sequence[str] | No
         effect = f"{signed(c.mean)} [{signed(c.low)}, {signed(c.high)}]"
         rows.append([c.claim, c.setting, effect, f"{c.p:.2g}", f"{r.p_corrected:.2g}", f"**{r.verdict}**"])
     header = ["claim", "measured on", "effect [95 % interval]", "p", "p (Holm)", "verdict"]
+    return _markdown(header, rows)
+
+
+def plateau_table(results: Mapping) -> str:
+    """A markdown table: per run, its validation loss at the start of its last quarter, the best
+    loss after it, the relative fall (%, :func:`~entmax_book.translation.measures.last_quarter_change`)
+    and whether it reached its plateau (``result["plateau"]``).
+
+    >>> curve = {"step": [100, 200, 300, 400], "valid_loss": [3.0, 1.2, 1.01, 1.0]}
+    >>> results = {"hard_softmax_seed0": {"history": {"eval": curve}, "plateau": True}}
+    >>> plateau_table(results).splitlines()[-1]
+    '| hard_softmax_seed0 | softmax | 0 | 1.010 | 1.000 | 1.0 | yes |'
+    """
+    rows = []
+    for name, result in results.items():
+        at, best = measures.last_quarter_change(result["history"]["eval"], "valid_loss")
+        condition, seed = RUNS[name]
+        fall = f"{100 * (at - best) / at:.1f}"
+        plateau = "yes" if result["plateau"] else "no"
+        rows.append([name, LABELS[condition], str(seed), f"{at:.3f}", f"{best:.3f}", fall, plateau])
+    header = ["run", "condition", "seed", "loss, last quarter's start", "best after", "fall (%)", "plateau"]
     return _markdown(header, rows)
 
 

@@ -158,3 +158,17 @@ def test_claims_table_shows_both_p_values_and_no_negative_zero():
     assert float(cells[4]) == pytest.approx(rows[1].comparison.p, rel=0.05)
     assert float(cells[5]) == pytest.approx(rows[1].p_corrected, rel=0.05)
     assert "-0.000" not in table[2] and "+0.000 [" in table[2]
+
+
+def test_plateau_table_has_a_row_per_run_with_its_last_quarter():
+    steps = [100, 200, 300, 400]
+    results = {
+        run_name("softmax", 0): {"history": {"eval": {"step": steps, "valid_loss": [3, 2, 1.0, 0.9]}}},
+        run_name("alpha_frozen", 2): {"history": {"eval": {"step": steps, "valid_loss": [3, 2, 0.5, 0.5]}}},
+    }
+    results[run_name("softmax", 0)]["plateau"] = False
+    results[run_name("alpha_frozen", 2)]["plateau"] = True
+    rows = [line.split(" | ") for line in report.plateau_table(results).splitlines()[2:]]
+    assert [r[0].strip("| ") for r in rows] == list(results)
+    assert rows[0][2:6] == ["0", "1.000", "0.900", "10.0"] and rows[0][6].startswith("no")
+    assert rows[1][1] == report.LABELS["alpha_frozen"] and rows[1][5:7] == ["0.0", "yes |"]
