@@ -207,7 +207,7 @@ RECORDED = {  # what the training cell returns, taken from the recorded run inst
     "        if key.endswith('_per_seed') and np.ndim(result[v][key]) == 2:\n"
     "            result[v][key] = [row[index : index + 1] for row in result[v][key][:3]]\n"
     "table(result)",
-    "ch5_lab": 'history = record.load(runs.EXPERIMENT, "alpha_entmax_seed0")\n'
+    "ch5_lab": 'history = record.load(runs.EXPERIMENT, "hard_alpha_entmax_seed0")\n'
     'history = history["result"]["history"]\n'
     "before, after = mean_alpha(history, 0), mean_alpha(history, STEPS)",
 }
@@ -225,7 +225,7 @@ def _lab_config(lab):
     from entmax_book.translation import runs
 
     if lab.stem == "ch5_lab":
-        return runs.config_for("alpha_entmax_seed0")
+        return runs.config_for(runs.run_name("alpha_entmax", 0))
     (setup,) = [c.source for c in _read(lab).cells if c.cell_type == "code" and "config = " in c.source]
     line = next(line for line in setup.splitlines() if line.startswith("config = "))
     return eval(line.split("=", 1)[1].split("#")[0], {"dataclasses": dataclasses, "configs": configs})

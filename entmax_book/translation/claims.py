@@ -26,7 +26,8 @@ The family (Correia, Niculae & Martins, 2019):
    frozen at its random initial draw (a measure that does not reduce to the mean α):
    effect = loss(frozen α) − loss(learned α).
 7. ``two_modes``: encoder self-attention heads fall into a dense and a sparse group: effect =
-   the smaller of the counts of encoder heads with α < 1.25 and with α > 1.75
+   the smaller of the counts of encoder heads with α < :data:`DENSE_BELOW` (1.25) and with
+   α > :data:`SPARSE_ABOVE` (1.75)
    (:func:`~entmax_book.translation.analysis.alpha_modes`; counts that a pile-up at the clamp
    cannot fake).
 
@@ -48,8 +49,10 @@ from entmax_book.translation.runs import SEEDS, run_name
 __all__ = [
     "ALPHA_MOVE",
     "BLEU_MARGIN",
+    "DENSE_BELOW",
     "FAMILY",
     "LOSS_MARGIN",
+    "SPARSE_ABOVE",
     "Claim",
     "SeedRun",
     "family",
@@ -62,6 +65,9 @@ LOSS_MARGIN, BLEU_MARGIN = 0.02, 0.5
 
 #: How far α must move to count as a dip, and as a rise after it.
 ALPHA_MOVE = 0.05
+
+#: The two groups of ``two_modes``: a head is dense below α = 1.25, sparse above α = 1.75.
+DENSE_BELOW, SPARSE_ABOVE = 1.25, 1.75
 
 
 class SeedRun(NamedTuple):
@@ -98,7 +104,7 @@ def _dip_then_rise(run):
 
 
 def _two_modes(run):
-    counts = alpha_modes({"encoder_self": run.alphas["encoder_self"]})
+    counts = alpha_modes({"encoder_self": run.alphas["encoder_self"]}, DENSE_BELOW, SPARSE_ABOVE)
     return float(min(counts["dense"], counts["sparse"]))
 
 

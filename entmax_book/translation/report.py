@@ -212,7 +212,8 @@ def provenance_summary(records: Mapping) -> dict[str, str]:
       records: {run name: ``record.load(...)``}, each with its "provenance".
 
     Returns:
-      {"runs": how many, "commits": the distinct commits (10 characters, comma-separated),
+      {"runs": how many, "commits": the distinct commits (10 characters, comma-separated; more
+      than three as their number, the first and the last recorded),
       "versions": python, jax, flax, optax, entmax_lib (each version seen), "cpu_minutes": the
       total CPU time, "machine": the CPU model, its cores and JAX backend, "recorded": the
       dates}, every value a string.
@@ -231,9 +232,13 @@ def provenance_summary(records: Mapping) -> dict[str, str]:
             f"{p['machine']['cpu']}, {p['machine']['cores']} cores, JAX on {p['machine']['jax_backend']}"
         )
     )
+    by_time = sorted(provenances, key=lambda p: p["recorded"])
+    commits = list(dict.fromkeys(str(p["commit"])[:10] for p in by_time))
+    if len(commits) > 3:
+        commits = [f"{len(commits)}, from {commits[0]} to {commits[-1]}"]
     return {
         "runs": str(len(provenances)),
-        "commits": distinct(lambda p: str(p["commit"])[:10]),
+        "commits": ", ".join(sorted(commits)),
         "versions": versions,
         "cpu_minutes": f"{sum(p['cpu_seconds'] for p in provenances) / 60:.0f}",
         "machine": machine,

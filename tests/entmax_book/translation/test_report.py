@@ -140,6 +140,10 @@ def test_provenance_summary_in_words():
     assert got["commits"] == "0123456789, None, abcdef1234"
     assert got["versions"].startswith("python 3.11; jax 0.10.2")
     assert got["machine"] == "Some CPU, 2 cores, JAX on cpu" and got["recorded"] == "2026-12-02"
+    many = {str(i): made(f"{i:x}" * 12, 60.0) for i in range(10, 15)}
+    for i, r in enumerate(many.values()):
+        r["provenance"]["recorded"] = f"2026-12-0{5 - i}T12:00:00+00:00"  # the last commit first
+    assert report.provenance_summary(many)["commits"] == "5, from eeeeeeeeee to aaaaaaaaaa"
 
 
 def test_paper_numbers():
