@@ -147,7 +147,7 @@ for name in names:
 from entmax_book import record
 assert str(record.records_folder("toy")).startswith({str(target)!r}), record.records_folder("toy")
 assert record.load("toy", "demo")["result"]["seeds"]  # the recorded runs ship in the wheel
-assert record.load_arrays("translation", "softmax_seed0")  # with Chapter 5's trained weights
+assert record.load_arrays("translation", "hard_softmax_seed0")  # with Chapter 5's trained weights
 print(len(names), float(entmax_lib.sparsemax(__import__("jax").numpy.array([0.0, 0.5]))[1]))
 """
     elsewhere = tmp_path / "elsewhere"
