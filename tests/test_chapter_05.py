@@ -86,7 +86,7 @@ def test_no_markdown_glues_a_verdict_word():
 def test_each_verdict_word_of_the_takeaways_is_asserted_by_a_hidden_cell():
     notebook_cells = cells()
     written = {w for w in VERDICT_WORDS if re.search(rf"\b{w}\b", takeaways(notebook_cells))}
-    assert len(written) >= 3, f"the takeaways state verdicts: {written}"
+    assert {"holds", "not shown"} <= written, f"the takeaways state verdicts: {written}"
     checks = "\n".join(source(c) for c in notebook_cells if c["cell_type"] == "code" and hidden(c))
     asserted = {w for w in VERDICT_WORDS if re.search(rf'assert verdict\[.*"{w}"', checks)}
     assert written <= asserted, f"written but never asserted: {written - asserted}"

@@ -3,6 +3,7 @@ and set themselves up, the badges point at the workflows and at every chapter, a
 examples run (offline) and print or return what their comments say."""
 
 import contextlib
+import hashlib
 import io
 import os
 import re
@@ -74,14 +75,13 @@ def test_make_test_passes_pytest_arguments():
 
 
 def _fake_venv(path, installed_after_pyproject):
-    """A stand-in environment: bin/python exists, the install stamp is newer or older than pyproject.toml."""
+    """A stand-in environment: bin/python exists, and its install stamp names the content of
+    the current pyproject.toml (as the Makefile keys it: its bytes and the default extras, no
+    pins) or the content of an older one."""
     (path / "bin").mkdir(parents=True)
     (path / "bin" / "python").touch()
-    stamp = path / ".installed"
-    stamp.touch()
-    newest_input = max((ROOT / "pyproject.toml").stat().st_mtime, (ROOT / "Makefile").stat().st_mtime)
-    when = newest_input + (100 if installed_after_pyproject else -100)
-    os.utime(stamp, (when, when))
+    key = hashlib.sha256((ROOT / "pyproject.toml").read_bytes() + b"test,book ").hexdigest()[:12]
+    (path / f".installed-{key if installed_after_pyproject else '0' * 12}").touch()
 
 
 @needs_make
