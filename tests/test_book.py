@@ -505,7 +505,7 @@ APPENDICES = {
     ),
     "05_in_numbers.md": (
         "05_adaptively_sparse_transformers.ipynb",
-        ["ch5_family", "ch5_accuracy_table", "ch5_plateau_table"],
+        ["ch5_family", "ch5_accuracy_table", "ch5_seed_table", "ch5_plateau_table"],
         "ch5-numbers",
     ),
 }

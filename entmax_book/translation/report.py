@@ -150,6 +150,20 @@ def accuracy_table(results: Mapping, analyses: Mapping, conditions=CONDITIONS, s
     return _markdown(["condition", *columns], rows)
 
 
+def seed_table(results: Mapping, analyses: Mapping, conditions=CONDITIONS, seeds=measures.SEEDS) -> str:
+    """A markdown table of every run: per condition and seed, the test loss, the token accuracy
+    (%), the BLEU (the columns of :func:`accuracy_columns`) and the mean JS divergence between
+    the heads of a layer (:func:`~entmax_book.translation.measures.diversity`)."""
+    rows = []
+    for condition in conditions:
+        columns = accuracy_columns(results, analyses, condition, seeds)
+        js = measures.diversity(analyses, condition, seeds=seeds)
+        for i, seed in enumerate(seeds):
+            scores = [f"{columns['test loss'][i]:.3f}", f"{columns['tokens'][i]:.1f}", f"{columns['BLEU'][i]:.1f}"]
+            rows.append([LABELS[condition], str(seed), *scores, f"{js[i]:.3f}"])
+    return _markdown(["condition", "seed", "test loss", "tokens", "BLEU", "JS between heads"], rows)
+
+
 def heads_table(analyses: Mapping, conditions=CONDITIONS, seeds=measures.SEEDS) -> str:
     """A markdown table: per condition, the best encoder head's score for each of
     :data:`HEAD_SCORES` and the best marker head's "?" − "." gap
@@ -192,7 +206,7 @@ def plateau_table(results: Mapping) -> str:
     >>> curve = {"step": [100, 200, 300, 400], "valid_loss": [3.0, 1.2, 1.01, 1.0]}
     >>> results = {"hard_softmax_seed0": {"history": {"eval": curve}, "plateau": True}}
     >>> plateau_table(results).splitlines()[-1]
-    '| hard_softmax_seed0 | softmax | 0 | 1.010 | 1.000 | 1.0 | yes |'
+    '| softmax | 0 | 1.010 | 1.000 | 1.0 | yes |'
     """
     rows = []
     for name, result in results.items():
@@ -200,8 +214,8 @@ def plateau_table(results: Mapping) -> str:
         condition, seed = RUNS[name]
         fall = f"{100 * (at - best) / at:.1f}"
         plateau = "yes" if result["plateau"] else "no"
-        rows.append([name, LABELS[condition], str(seed), f"{at:.3f}", f"{best:.3f}", fall, plateau])
-    header = ["run", "condition", "seed", "loss, last quarter's start", "best after", "fall (%)", "plateau"]
+        rows.append([LABELS[condition], str(seed), f"{at:.3f}", f"{best:.3f}", fall, plateau])
+    header = ["condition", "seed", "loss, last quarter's start", "best after", "fall (%)", "plateau"]
     return _markdown(header, rows)
 
 
