@@ -159,8 +159,9 @@ def seed_table(results: Mapping, analyses: Mapping, conditions=CONDITIONS, seeds
         columns = accuracy_columns(results, analyses, condition, seeds)
         js = measures.diversity(analyses, condition, seeds=seeds)
         for i, seed in enumerate(seeds):
-            scores = [f"{columns['test loss'][i]:.3f}", f"{columns['tokens'][i]:.1f}", f"{columns['BLEU'][i]:.1f}"]
-            rows.append([LABELS[condition], str(seed), *scores, f"{js[i]:.3f}"])
+            loss, tokens, bleu = columns["test loss"][i], columns["tokens"][i], columns["BLEU"][i]
+            scores = [f"{loss:.3f}", f"{tokens:.1f}", f"{bleu:.1f}", f"{js[i]:.3f}"]
+            rows.append([LABELS[condition], str(seed), *scores])
     return _markdown(["condition", "seed", "test loss", "tokens", "BLEU", "JS between heads"], rows)
 
 

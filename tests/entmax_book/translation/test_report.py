@@ -173,7 +173,8 @@ def test_plateau_table_has_a_row_per_run_with_its_last_quarter():
     results[run_name("softmax", 0)]["plateau"] = False
     results[run_name("alpha_frozen", 2)]["plateau"] = True
     rows = [line.split(" | ") for line in report.plateau_table(results).splitlines()[2:]]
-    assert [(r[0].strip("| "), r[1]) for r in rows] == [("softmax", "0"), (report.LABELS["alpha_frozen"], "2")]
+    expected = [("softmax", "0"), (report.LABELS["alpha_frozen"], "2")]
+    assert [(r[0].strip("| "), r[1]) for r in rows] == expected
     assert rows[0][2:5] == ["1.000", "0.900", "10.0"] and rows[0][5].startswith("no")
     assert rows[1][4:6] == ["0.0", "yes |"]
 
@@ -183,7 +184,8 @@ def test_seed_table_has_a_row_per_run_with_its_own_scores(record):
     table = report.seed_table(results, analyses, seeds=SEEDS).splitlines()
     assert table[0] == "| condition | seed | test loss | tokens | BLEU | JS between heads |"
     assert len(table) == 2 + len(CONDITIONS) * len(SEEDS)
-    row = [cell.strip() for cell in table[2 + len(SEEDS) + 1].strip("|").split("|")]  # 2nd condition, 2nd seed
+    second = table[2 + len(SEEDS) + 1]  # the second condition's second seed
+    row = [cell.strip() for cell in second.strip("|").split("|")]
     condition, seed = CONDITIONS[1], SEEDS[1]
     analysis = analyses[run_name(condition, seed)]
     assert row[:2] == [report.LABELS[condition], str(seed)]
