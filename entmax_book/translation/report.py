@@ -72,34 +72,39 @@ HEAD_SCORES = {
 PAPER_MODELS = ("softmax", "1.5-entmax", "α-entmax")
 
 #: Reported by Correia et al. (2019): BLEU on four tasks (their Table 2) and, from their
-#: analyses, the previous-token heads' median confidence, the best BPE-merging head (softmax:
-#: none above 80 %, None here) and the interrogation head's weight on the final "?", in per cent.
+#: analyses, as shares of attention weight (0 to 1, where the paper gives per cent): the
+#: previous-token heads' median confidence, the best subword-merging head (the paper's
+#: "BPE-merging" head; softmax: none above 0.8, None here) and the marker head's weight on the
+#: final "?" (the paper's "interrogation head").
 PAPER = {
     "BLEU, IWSLT17 de→en": (29.79, 29.83, 29.90),
     "BLEU, KFTT ja→en": (21.57, 22.13, 21.74),
     "BLEU, WMT16 ro→en": (32.70, 33.10, 32.89),
     "BLEU, WMT14 en→de": (26.02, 25.89, 26.93),
-    "previous-token heads, %": (93.5, 94.4, 95.9),
-    "best BPE-merging head, %": (None, 85.6, 89.8),
-    "interrogation head, %": (98.5, 97.0, 99.5),
+    "previous-token heads": (0.935, 0.944, 0.959),
+    "best subword-merging head": (None, 0.856, 0.898),
+    "marker head": (0.985, 0.970, 0.995),
 }
 
 
 def paper_table() -> str:
-    """:data:`PAPER` as fixed-width text, one row per measure, one column per model."""
+    """:data:`PAPER` as fixed-width text, one row per measure, one column per model: BLEU with two
+    decimals, the heads' shares of attention weight with three."""
     lines = [f"{'':26s}" + "".join(f"{m:>12s}" for m in PAPER_MODELS)]
     for row, values in PAPER.items():
-        lines.append(f"{row:26s}" + "".join(f"{'< 80' if v is None else v:>12}" for v in values))
+        digits = 2 if row.startswith("BLEU") else 3
+        cells = ("< 0.8" if v is None else f"{v:.{digits}f}" for v in values)
+        lines.append(f"{row:26s}" + "".join(f"{c:>12s}" for c in cells))
     return "\n".join(lines)
 
 
 def paper_span(row: str) -> str:
-    """The paper's scores of one row of :data:`PAPER` as a range of fractions.
+    """The paper's scores of one row of :data:`PAPER` as a range.
 
-    >>> paper_span("interrogation head, %")
+    >>> paper_span("marker head")
     '0.97–0.995'
     """
-    reported = [v / 100 for v in PAPER[row] if v is not None]
+    reported = [v for v in PAPER[row] if v is not None]
     return f"{min(reported):.3g}–{max(reported):.3g}"
 
 

@@ -147,9 +147,12 @@ def test_provenance_summary_in_words():
 
 
 def test_paper_numbers():
-    assert report.paper_span("previous-token heads, %") == "0.935–0.959"
+    assert report.paper_span("previous-token heads") == "0.935–0.959"
     lines = report.paper_table().splitlines()
-    assert len(lines) == 1 + len(report.PAPER) and "< 80" in lines[6]
+    assert len(lines) == 1 + len(report.PAPER) and "< 0.8" in lines[6]
+    assert lines[1].split()[-3:] == ["29.79", "29.83", "29.90"]  # BLEU: two decimals
+    assert lines[7].split()[-3:] == ["0.985", "0.970", "0.995"]  # shares of weight: three
+    assert all(len(line) == len(lines[0]) for line in lines)  # aligned columns
 
 
 def test_claims_table_shows_both_p_values_and_no_negative_zero():
