@@ -14,13 +14,15 @@ folder outside it:
   the mini-project brief and the course's policies;
 - ``schedule.csv`` (and ``schedule.ics`` with ``--start``): the plan with the term's dates, the
   meetings and the deadlines (the calendar in UTC from the plan's time zone, or ``--timezone``);
-- ``README.md``: how to grade, and the seed to keep.
+- ``README.md``: how to grade, the seed to keep, and the commit the bundle was made from (and
+  whether the working tree had uncommitted changes).
 """
 
 from __future__ import annotations
 
 import secrets
 import shutil
+import subprocess
 import tempfile
 from pathlib import Path
 
@@ -80,11 +82,58 @@ def choose_seed(seed: int | None) -> tuple[int, str]:
     return seed, f"term seed {seed}: keep it private (it makes this bundle again)"
 
 
+def source_commit(root: Path = ROOT) -> tuple[str, list[str]]:
+    """The commit of the repository that a bundle is made from, and what differs from it.
+
+    Args:
+        root: the repository.
+
+    Returns:
+        ``(commit, changed)``: the full hash of ``HEAD`` (or ``"unknown"`` outside a git
+        checkout) and the paths that ``git status`` lists as changed or untracked (empty for a
+        clean tree).
+    """
+
+    def git(*args: str) -> str:
+        return subprocess.run(
+            ["git", "-C", str(root), *args], capture_output=True, text=True, check=True
+        ).stdout
+
+    try:
+        commit = git("rev-parse", "HEAD").strip()
+        changed = [line[3:] for line in git("status", "--porcelain").splitlines() if line.strip()]
+    except (OSError, subprocess.CalledProcessError):
+        return "unknown", []
+    return commit, changed
+
+
+def provenance(commit: str, changed: list[str]) -> str:
+    """The bundle README's sentence on where the bundle comes from.
+
+    Example:
+        >>> provenance("abc123", [])
+        'Made from commit `abc123` of the book, a clean working tree.'
+        >>> "2 changed" in provenance("abc123", ["a.py", "b.ipynb"])
+        True
+    """
+    if commit == "unknown":
+        return "Made from a copy of the book that is not a git checkout: its commit is unknown."
+    if not changed:
+        return f"Made from commit `{commit}` of the book, a clean working tree."
+    shown = ", ".join(f"`{path}`" for path in changed[:5]) + (", …" if len(changed) > 5 else "")
+    return (
+        f"Made from commit `{commit}` of the book, with uncommitted changes (a dirty working tree, "
+        f"{len(changed)} changed or untracked files: {shown}): that commit alone does not make it again."
+    )
+
+
 README = """# Instructor bundle, term seed {seed}
 
 Keep this folder private: it holds the solutions, the hidden tests and the keys. The seed
-{seed} makes it again (`python -m tools.course bundle --seed {seed} OUT`); a new term takes a new
-seed, so that the hidden tests draw new inputs.
+{seed} makes it again (`python -m tools.course bundle --seed {seed} OUT`) from the same commit;
+a new term takes a new seed, so that the hidden tests draw new inputs.
+
+{provenance}
 
 Students open the public notebooks of {repo} at `{release}` (the `repository` section of the
 book's `_config.yml`): the assignments in `student/assignments/`, the labs in `student/labs/`.
@@ -103,8 +152,13 @@ Labs are graded with `rubrics/lab.md` against `labs/NAME-key.ipynb` (run it: its
 the reference answers from the recorded runs). The exam's key is `exam/key.md`; the mini-project
 is graded with `rubrics/project.md`, the two written exercises with `rubrics/written.md`. The
 course's policies (late work, collaboration, AI tools, regrades, accessibility) are in
-`policies.md`; with a start date (`--start`) `schedule.ics` has every meeting and deadline.
+`policies.md`. {schedule}
 """
+
+NO_START = (
+    "note: no schedule.ics was written, and schedule.csv has weeks without dates: give the Monday "
+    "of week 1 (--start YYYY-MM-DD, make bundle START=YYYY-MM-DD) for a dated schedule and calendar"
+)
 
 
 def make(
@@ -124,7 +178,9 @@ def make(
         timezone: the IANA time zone of the plan's times (default: the plan's ``timezone``).
 
     Returns:
-        A line saying what was written where.
+        What was written where: a line, then the commit it was made from (and a warning if the
+        working tree had uncommitted changes), then, without ``start``, a note that no
+        ``schedule.ics`` was written.
 
     Raises:
         BundleError: ``out`` is inside the repository, or not empty, or ``seed`` is not an
@@ -169,6 +225,27 @@ def make(
     (out / "schedule.csv").write_text(plan.csv_text(rows), encoding="utf-8")
     if start:
         (out / "schedule.ics").write_text(plan.icalendar(rows, zone=zone), encoding="utf-8", newline="")
-    readme = README.format(seed=seed, repo=repo.name, release=repo.release, bundle=out)
+    commit, changed = source_commit()
+    schedule = (
+        "`schedule.csv` and `schedule.ics` (for a calendar) have every meeting and deadline, dated."
+        if start
+        else "`schedule.csv` has the meetings and deadlines by week, without dates, and there is no "
+        "`schedule.ics`: the bundle was made without a start date (`--start`)."
+    )
+    readme = README.format(
+        seed=seed,
+        repo=repo.name,
+        release=repo.release,
+        bundle=out,
+        provenance=provenance(commit, changed),
+        schedule=schedule,
+    )
     (out / "README.md").write_text(readme, encoding="utf-8")
-    return f"the instructor bundle of term seed {seed}: {out} (keep it private)"
+    lines = [f"the instructor bundle of term seed {seed}: {out} (keep it private)"]
+    lines.append(
+        f"made from commit {commit}"
+        + (f", WARNING: with uncommitted changes in {len(changed)} files" if changed else "")
+    )
+    if not start:
+        lines.append(NO_START)
+    return "\n".join(lines)

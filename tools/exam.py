@@ -143,8 +143,10 @@ def paired_claims(rng: np.random.Generator) -> Question:
     key = (
         f"(a) differences {_vector(np.round(a - base, 3), 3)}, mean {c.mean:.4f}, interval "
         f"[{c.low:.4f}, {c.high:.4f}] (1 pt). (b) Holm-adjusted p of claims 1–3: "
-        f"{_vector(adjusted, 2)}; hold: {held} (2 pts). (c) Not shown only means the interval contains "
-        "0; it also contains differences that matter; more seeds narrow it (1 pt)."
+        f"{_vector(adjusted, 2)}; hold: {held} (2 pts). (c) Not shown only means the seeds cannot tell: "
+        "the Holm-corrected p is not below 0.05 (the comparison's own interval may contain 0, or even "
+        "exclude it before the correction); the interval still allows differences that matter; more "
+        "seeds narrow it (1 pt)."
     )
     return Question(4, text, key)
 

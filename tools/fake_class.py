@@ -107,7 +107,9 @@ EXPECTED = {
     "right": lambda score, top, problem, timeout: score == top and not problem,
     "partly right": lambda score, top, problem, timeout: 0 < score < top and not problem,
     "wrong": lambda score, top, problem, timeout: score < top and not problem,
-    "missing function": lambda score, top, problem, timeout: score < top and not problem,
+    "missing function": lambda score, top, problem, timeout: (
+        score < top and "is never defined in the notebook" in problem
+    ),
     "sleeping": lambda score, top, problem, timeout: (
         score == 0 and problem.startswith(f"stopped after {timeout:g} s")
     ),
@@ -120,6 +122,9 @@ EXPECTED = {
 def check(kinds: Path, scores: Path, timeout: float) -> list[str]:
     """Compare a graded made-up class with the kind of each submission.
 
+    Where grading wrote its feedback files beside ``scores.csv`` (``feedback/STUDENT.txt``), a
+    missing function must also be one plain line there, not one line per check.
+
     Args:
         kinds: the class's ``kinds.csv`` (from :func:`make_class`).
         scores: the ``scores.csv`` that grading wrote.
@@ -129,6 +134,7 @@ def check(kinds: Path, scores: Path, timeout: float) -> list[str]:
         One line per student whose grade does not fit their kind; empty when every grade fits.
     """
     rows = {r["student"]: r for r in csv.DictReader(scores.open(encoding="utf-8"))}
+    feedback = scores.parent / "feedback"
     wrong = []
     for row in csv.DictReader(kinds.open(encoding="utf-8")):
         student, kind = row["student"], row["kind"]
@@ -139,6 +145,11 @@ def check(kinds: Path, scores: Path, timeout: float) -> list[str]:
         score, top, problem = float(got["score"]), float(got["max_score"]), got["problem"]
         if not EXPECTED[kind](score, top, problem, timeout):
             wrong.append(f"{student} ({kind}): graded {score:g} / {top:g}, problem {problem!r}")
+        text = feedback / f"{student}.txt"
+        if kind == "missing function" and text.is_file():
+            said = [line for line in text.read_text(encoding="utf-8").splitlines() if "never defined" in line]
+            if len(said) != 1:
+                wrong.append(f"{student} ({kind}): {len(said)} feedback lines say so, not one")
     return wrong
 
 

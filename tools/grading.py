@@ -3,7 +3,10 @@
 :func:`grade` grades one notebook, :func:`grade_all` a folder of them: a CSV of scores and one
 feedback file per student that says which checks failed and why (the error's kind and message,
 never the hidden test's code). A file that is not a notebook, a function that was never defined
-and a notebook that runs past the timeout each get a plain sentence instead of a traceback.
+and a notebook that runs past the timeout each get a plain sentence instead of a traceback, and
+the sentence goes into ``scores.csv``'s ``problem`` column. Submissions may be named as a learning
+platform exports them (Moodle's ``NAME_ID_assignsubmission_file_`` folders, Canvas's
+``lastfirst_USERID_SUBMISSIONID_FILE`` files): :func:`platform_owner` reads the student's name.
 
 The submissions' code runs as the user who grades, unsandboxed (see ``tools.course.UNSANDBOXED``).
 """
@@ -16,6 +19,7 @@ import json
 import re
 import subprocess
 import tempfile
+import unicodedata
 import zipfile
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -51,9 +55,16 @@ class Result:
     problem: str = ""
     notes: list[str] = field(default_factory=list)
     student: str = ""  # whose it is (default: the file's name without .ipynb)
+    missing: list[str] = field(default_factory=list)  # the questions' functions never defined
 
     def __post_init__(self):
         self.student = self.student or self.submission.stem
+
+    @property
+    def graded(self) -> bool:
+        """Whether the notebook ran and its checks were read; a graded submission can still have
+        a problem (a function never defined), one that was not graded always has one."""
+        return bool(self.checks)
 
 
 def read_autograder(autograder: Path) -> dict[str, list[Check]]:
@@ -151,16 +162,91 @@ def defined_names(nb: dict) -> set[str] | None:
     return names
 
 
+#: The most characters of an error message that a feedback line quotes.
+MESSAGE_LIMIT = 300
+
+
+def _quotes(text: str) -> list[int]:
+    # where text has a quotation mark ', not an apostrophe inside a word (can't, O'Brien)
+    return [
+        i
+        for i, char in enumerate(text)
+        if char == "'" and not (text[i - 1 : i].isalnum() and text[i + 1 : i + 2].isalnum())
+    ]
+
+
+def restore_quotes(message: str) -> str:
+    """An exception's message with the quotation marks that Otter's report strips put back.
+
+    Otter writes ``str(exception).strip("'")``, which takes the closing quote off a message
+    that ends with a quoted name, and the opening one off a message that starts with one.
+
+    Args:
+        message: the message as Otter's report gives it (after ``Kind: ``).
+
+    Returns:
+        The message with balanced quotes.
+
+    Example:
+        >>> restore_quotes("unsupported operand type(s) for -: 'NoneType' and 'float")
+        "unsupported operand type(s) for -: 'NoneType' and 'float'"
+        >>> restore_quotes("NoneType' object has no attribute 'sum")
+        "'NoneType' object has no attribute 'sum'"
+        >>> restore_quotes("can't multiply sequence by non-int of type 'float")
+        "can't multiply sequence by non-int of type 'float'"
+        >>> restore_quotes("name 'f' is not defined")
+        "name 'f' is not defined"
+    """
+    quotes = _quotes(message)
+    if quotes:
+        first = quotes[0]
+        # the first quotation mark closes a name ("NoneType' object"): its opening one was stripped
+        if first > 0 and not message[first - 1].isspace() and message[first - 1] not in "([{":
+            message = "'" + message
+        if len(_quotes(message)) % 2:
+            message += "'"
+    return message
+
+
+def shorten(text: str, limit: int = MESSAGE_LIMIT) -> str:
+    """``text`` cut to at most ``limit`` characters and "…": at a word boundary, and before a
+    quotation that the cut would leave open, so that every quote it shows closes.
+
+    Args:
+        text: a message.
+        limit: the most characters kept (the "…" comes on top).
+
+    Returns:
+        ``text`` itself when it is short enough, otherwise its cut start and "…".
+
+    Example:
+        >>> shorten("the value 'a very long name' is wrong", 20)
+        'the value…'
+        >>> shorten("short", 20)
+        'short'
+    """
+    if len(text) <= limit:
+        return text
+    cut = text[:limit]
+    if not text[limit].isspace() and " " in cut:  # not inside a word
+        cut = cut[: cut.rindex(" ")]
+    quotes = _quotes(cut)
+    if len(quotes) % 2:  # a quotation left open: end before it
+        cut = cut[: quotes[-1]]
+    return cut.rstrip(" ,;:-(") + "…"
+
+
 def _reason(block: str) -> str:
     # The last line of Otter's report of a failed case is the error: "Kind: message". The lines
     # above it quote the test's code, which stays private.
     last = [line.strip() for line in block.strip().splitlines() if line.strip()][-1]
-    kind, _, message = last.partition(":")
+    match = re.fullmatch(r"([A-Za-z_][\w.]*)(?::\s*(.*))?", last, flags=re.S)
+    if not match:
+        return shorten(last)
+    kind, message = match.group(1), restore_quotes((match.group(2) or "").strip())
     if kind == "AssertionError":
-        return "wrong result (a check on its values failed)" + (
-            f": {message.strip()}" if message.strip() else ""
-        )
-    return last[:300]
+        return "wrong result (a check on its values failed)" + (f": {shorten(message)}" if message else "")
+    return f"{kind}: {shorten(message)}" if message else kind
 
 
 def _failed_cases(output: str) -> dict[tuple[str, int], str]:
@@ -190,6 +276,11 @@ def _explain(reason: str) -> str:
     return reason + (_STUB_HINT if "NoneType" in reason else "")
 
 
+def never_defined(question: str) -> str:
+    """The plain sentence for a question whose function the notebook never defines."""
+    return f"`{question}` is never defined in the notebook (renamed, or its cell deleted?)"
+
+
 def _checks(questions: dict[str, list[Check]], tests: list[dict], defined: set[str] | None) -> list[Check]:
     failed = {}
     for entry in tests:
@@ -202,7 +293,7 @@ def _checks(questions: dict[str, list[Check]], tests: list[dict], defined: set[s
             raw = failed.get((question, i), "")
             reason = _private(raw) if case.hidden else _explain(raw)
             if missing:
-                reason = f"`{question}` is never defined in the notebook (renamed, or its cell deleted?)"
+                reason = never_defined(question)
             checks.append(Check(case.question, case.test, case.points, case.hidden, not reason, reason))
     return checks
 
@@ -242,10 +333,14 @@ def grade(autograder: Path, submission: Path, timeout: float = 300) -> Result:
         path = Path(tmp) / "results.json"
         if run.returncode != 0 or not path.exists():
             error = (run.stderr.strip().splitlines() or ["no message"])[-1]
-            result.problem = f"the notebook could not be run: {error[:300]}"
+            result.problem = f"the notebook could not be run: {shorten(error)}"
             return result
         tests = json.loads(path.read_text())["tests"]
-    result.checks = _checks(questions, tests, defined_names(nb))
+    defined = defined_names(nb)
+    result.checks = _checks(questions, tests, defined)
+    if defined is not None:  # a function never defined: one plain sentence, in the problem column too
+        result.missing = [q for q in questions if q not in defined]
+        result.problem = "; ".join(never_defined(q) for q in result.missing)
     result.score = sum(t["score"] for t in tests if "max_score" in t)
     for entry in tests:  # Otter's score is the grade; say so where its report could not be read
         passed = sum(c.points for c in result.checks if c.question == entry["name"] and c.passed)
@@ -266,9 +361,16 @@ def feedback(result: Result) -> str:
         Plain text, one line per check; hidden checks are named, their code is not shown.
     """
     lines = [f"{result.submission.name}: {result.score:g} / {result.max_score:g}"]
-    if result.problem:
-        return "\n".join([*lines, f"Not graded: {result.problem}", ""])
+    if not result.graded:
+        return "\n".join([*lines, f"Not graded: {result.problem or 'no checks were run'}", ""])
+    said = set()
     for check in result.checks:
+        if check.question in result.missing:  # one line for the function, not one per check
+            if check.question not in said:
+                said.add(check.question)
+                points = sum(c.points for c in result.checks if c.question == check.question)
+                lines.append(f"- {check.question} ({points:g} pt): FAILED: {never_defined(check.question)}")
+            continue
         kind = "hidden" if check.hidden else "public"
         outcome = "passed" if check.passed else f"FAILED: {check.reason}"
         lines.append(f"- {check.question}, {kind} check {check.test} ({check.points:g} pt): {outcome}")
@@ -284,13 +386,15 @@ def read_roster(roster: Path) -> list[str]:
 
     The student is the column named ``student`` (or ``name``, ``username``, ``login``, ``id``,
     ``email``, in that order of preference, any case) when the first line is a header with one of
-    them; otherwise the first column of every line. Blank lines are skipped.
+    them; otherwise the first column of every line. Blank lines are skipped, and so is the
+    "Points Possible" line of a Canvas gradebook export.
 
     Args:
         roster: the CSV file, e.g. exported from the learning platform.
 
     Returns:
-        The students' names, as their submissions are named (file ``NAME.ipynb`` or folder ``NAME/``).
+        The students' names, as their submissions are named (file ``NAME.ipynb``, folder ``NAME/``,
+        or a learning platform's names for them: :func:`match_roster`).
 
     Raises:
         GradingError: the file is missing, not text, names nobody, or names a student twice.
@@ -308,6 +412,8 @@ def read_roster(roster: Path) -> list[str]:
     column = next((header.index(c) for c in ROSTER_COLUMNS if c in header), None)
     rows = lines[1:] if column is not None else lines
     column = column or 0
+    # Canvas's gradebook export has a "Points Possible" line under its header: not a student
+    rows = [row for row in rows if not (row and row[0].strip().casefold() == "points possible")]
     students = [row[column].strip() if column < len(row) else "" for row in rows]
     if not students or not all(students):
         raise GradingError(f"--roster {roster}: a line without a student in column {column + 1}")
@@ -323,13 +429,152 @@ def _hidden(path: Path) -> bool:
     return path.name.startswith((".", "_", "~$")) or path.name == "__MACOSX"
 
 
+#: Moodle's "Download all submissions": a folder ``Full Name_PARTICIPANT_assignsubmission_file_``
+#: per student (``..._onlinetext_`` for online text), or, not in folders, that prefix on each file.
+_MOODLE = re.compile(r"(?P<name>.+?)_(?P<id>\d+)_assignsubmission_[a-z]+_(?P<rest>.*)", re.S)
+#: Canvas's "Download submissions": flat files ``lastfirst[_LATE]_USERID_SUBMISSIONID_FILE``, the
+#: name being the student's sortable name ("Lopez, Ana") in lowercase letters and digits only.
+_CANVAS = re.compile(r"(?P<name>[^\W_A-Z]+)(?:_LATE|_late)?_(?P<id>\d+)_(?P<sub>\d+)_(?P<rest>.+)", re.S)
+
+
+def platform_owner(name: str, is_file: bool = True) -> tuple[str, str, str]:
+    """Whose a file or folder of a learning platform's export is, read from its name.
+
+    Args:
+        name: the name of a file or folder in the submissions folder.
+        is_file: whether it is a file (whose own name is the student's without its extension).
+
+    Returns:
+        ``(student, id, rest)``: the student's name as the platform wrote it, the platform's id of
+        the student ("" if none) and the rest of the name (the file the student uploaded; "" for
+        a Moodle folder). A name that follows no platform's pattern is the student's own:
+        ``(stem, "", name)`` for a file, ``(name, "", name)`` for a folder.
+
+    Example:
+        >>> platform_owner("Ana Lopez_123_assignsubmission_file_")
+        ('Ana Lopez', '123', '')
+        >>> platform_owner("lopezana_12345_67890_ch1_thresholds.ipynb")
+        ('lopezana', '12345', 'ch1_thresholds.ipynb')
+        >>> platform_owner("lopezana_LATE_12345_67890_ch1_thresholds-1.ipynb")
+        ('lopezana', '12345', 'ch1_thresholds-1.ipynb')
+        >>> platform_owner("ann.ipynb")
+        ('ann', '', 'ann.ipynb')
+    """
+    for pattern in (_MOODLE, _CANVAS):
+        match = pattern.fullmatch(name)
+        if match and match["name"].strip():
+            return match["name"].strip(), match["id"], match["rest"]
+    return Path(name).stem if is_file else name, "", name
+
+
+def _plain(text: str) -> str:
+    # letters and digits only, casefolded
+    return "".join(re.findall(r"[^\W_]+", text.casefold()))
+
+
+def _ascii(text: str) -> str:
+    return unicodedata.normalize("NFKD", text).encode("ascii", "ignore").decode()
+
+
+def name_keys(name: str) -> list[str]:
+    """The forms in which a learning platform may write a student's name, most exact first: the
+    name casefolded; its letters and digits only; family name first, as Canvas writes it
+    ("Ana Lopez" and "Lopez, Ana" both give ``lopezana``); each also without accents.
+
+    Example:
+        >>> name_keys("Ana Lopez")
+        ['ana lopez', 'analopez', 'lopezana']
+        >>> name_keys("Lopez, Ana")[1:]
+        ['lopezana', 'analopez']
+    """
+    keys = [name.strip().casefold()]
+    if "," in name:  # "Family, Given"
+        family, _, given = name.partition(",")
+        orders = [family + " " + given, given + " " + family]
+    else:
+        words = name.split()
+        orders = [name, " ".join(words[-1:] + words[:-1])]
+    for text in orders:
+        keys += [_plain(text), _plain(_ascii(text))]
+    return [k for i, k in enumerate(keys) if k and k not in keys[:i]]
+
+
+@dataclass
+class _Owner:
+    # a student's entries in the submissions folder (several for a platform's flat files)
+    name: str
+    ids: set[str] = field(default_factory=set)
+    entries: list[tuple[Path, str]] = field(default_factory=list)  # (entry, the uploaded file's name)
+
+
+def _files(entry: Path) -> list[Path]:
+    if entry.is_file():
+        return [entry]
+    return [
+        p
+        for p in entry.rglob("*")
+        if p.is_file()
+        and not any(_hidden(part) for part in p.relative_to(entry).parents if part.name)
+        and not _hidden(p)
+    ]
+
+
+def _choose(owner: _Owner, folder: Path, assignment: str) -> Path | str:
+    # the notebook to grade of one student's entries, or why there is none
+    files = [(p, rest if p == entry else p.name) for entry, rest in owner.entries for p in _files(entry)]
+    notebooks = sorted((f for f in files if f[0].suffix.lower() == ".ipynb"), key=lambda f: f[0].as_posix())
+    if len(notebooks) == 1:
+        return notebooks[0][0]
+    if notebooks:  # the one named after the assignment (Canvas adds -1, -2 to a resubmission)
+        named = [p for p, rest in notebooks if re.sub(r"-\d+$", "", Path(rest).stem) == assignment]
+        return named[0] if named else max((p for p, _ in notebooks), key=lambda p: p.stat().st_mtime)
+    if len(owner.entries) == 1:
+        entry = owner.entries[0][0]
+        if entry.is_file():
+            kind = f"a {entry.suffix} file" if entry.suffix else "a file without an extension"
+            return (
+                f"not a notebook: {entry.name} is {kind}; hand in the .ipynb "
+                "(in Jupyter or Colab: File > Download .ipynb)"
+            )
+        if not files:
+            return "no submission (an empty folder)"
+        names = ", ".join(sorted(p.relative_to(entry).as_posix() for p, _ in files)[:5])
+        return f"not a notebook: the folder holds no .ipynb, only {names}"
+    if not files:
+        return "no submission (empty folders)"
+    names = ", ".join(sorted(p.relative_to(folder).as_posix() for p, _ in files)[:5])
+    return f"not a notebook: no .ipynb among {names}"
+
+
+def _owners(folder: Path, skip: Path | None) -> dict[str, _Owner]:
+    # every student's entries, by the casefolded name the platform wrote
+    if not folder.is_dir():
+        raise GradingError(f"FOLDER {folder} is not a folder of submissions")
+    skip = skip.resolve() if skip else None
+    owners: dict[str, _Owner] = {}
+    for entry in sorted(folder.iterdir()):
+        if (
+            _hidden(entry)
+            or (skip is not None and entry.resolve() == skip)
+            or not (entry.is_file() or entry.is_dir())
+        ):
+            continue
+        name, student_id, rest = platform_owner(entry.name, entry.is_file())
+        owner = owners.setdefault(name.casefold(), _Owner(name))
+        owner.ids |= {student_id} - {""}
+        owner.entries.append((entry, rest))
+    return owners
+
+
 def find_submissions(folder: Path, assignment: str = "", skip: Path | None = None) -> dict[str, Path | str]:
     """Every student's submission in a folder, flat or one folder per student.
 
     ``FOLDER/NAME.ipynb`` is NAME's notebook; ``FOLDER/NAME/`` (a learning platform's export)
     holds NAME's files: its notebook is the only ``*.ipynb`` in it (at any depth), or, of several,
-    the one named after the assignment, else the newest. Hidden files (``.DS_Store``,
-    ``__MACOSX``, ``.ipynb_checkpoints``) are ignored.
+    the one named after the assignment, else the newest. A platform's names are read as the
+    student's (:func:`platform_owner`): Moodle's folders ``NAME_ID_assignsubmission_file_`` and
+    Canvas's files ``lastfirst_USERID_SUBMISSIONID_FILE``; one student's several entries are
+    taken together. Hidden files (``.DS_Store``, ``__MACOSX``, ``.ipynb_checkpoints``) are ignored.
 
     Args:
         folder: the submissions.
@@ -343,42 +588,39 @@ def find_submissions(folder: Path, assignment: str = "", skip: Path | None = Non
     Raises:
         GradingError: ``folder`` is not a folder.
     """
-    if not folder.is_dir():
-        raise GradingError(f"FOLDER {folder} is not a folder of submissions")
-    skip = skip.resolve() if skip else None
-    found: dict[str, Path | str] = {}
-    for entry in sorted(folder.iterdir()):
-        if _hidden(entry) or (skip is not None and entry.resolve() == skip):
-            continue
-        if entry.is_file():
-            if entry.suffix.lower() == ".ipynb":
-                found[entry.stem] = entry
-            else:
-                kind = f"a {entry.suffix} file" if entry.suffix else "a file without an extension"
-                found[entry.stem] = (
-                    f"not a notebook: {entry.name} is {kind}; hand in the .ipynb "
-                    "(in Jupyter or Colab: File > Download .ipynb)"
-                )
-        elif entry.is_dir():
-            files = [
-                p
-                for p in entry.rglob("*")
-                if p.is_file()
-                and not any(_hidden(part) for part in p.relative_to(entry).parents if part.name)
-                and not _hidden(p)
-            ]
-            notebooks = sorted((p for p in files if p.suffix.lower() == ".ipynb"), key=lambda p: p.as_posix())
-            if len(notebooks) == 1:
-                found[entry.name] = notebooks[0]
-            elif notebooks:
-                named = [p for p in notebooks if p.stem == assignment]
-                found[entry.name] = named[0] if named else max(notebooks, key=lambda p: p.stat().st_mtime)
-            elif files:
-                names = ", ".join(sorted(p.relative_to(entry).as_posix() for p in files)[:5])
-                found[entry.name] = f"not a notebook: the folder holds no .ipynb, only {names}"
-            else:
-                found[entry.name] = "no submission (an empty folder)"
-    return found
+    return {o.name: _choose(o, folder, assignment) for o in _owners(folder, skip).values()}
+
+
+def match_roster(students: list[str], owners: dict[str, _Owner]) -> dict[str, str]:
+    """Which submission is whose: each roster name matched to at most one submission's name, by
+    :func:`name_keys` (the exact name first) or by the platform's id of the student.
+
+    Args:
+        students: the roster's names (or ids).
+        owners: the submissions' owners, by casefolded name.
+
+    Returns:
+        For each roster name that matched, the casefolded name of its submission.
+    """
+    index: dict[str, str] = {}
+    for rank in range(6):  # the exact forms of every name first, then the looser ones
+        for key, owner in owners.items():
+            keys = name_keys(owner.name)
+            if rank < len(keys):
+                index.setdefault(keys[rank], key)
+    for key, owner in owners.items():
+        for student_id in owner.ids:
+            index.setdefault(student_id, key)
+    matched: dict[str, str] = {}
+    taken: set[str] = set()
+    for student in students:
+        for key in [*name_keys(student), student.strip()]:
+            owner = index.get(key)
+            if owner is not None and owner not in taken:
+                matched[student] = owner
+                taken.add(owner)
+                break
+    return matched
 
 
 def grade_all(
@@ -391,10 +633,12 @@ def grade_all(
 ) -> list[Result]:
     """Grade a class: ``out/scores.csv`` (a row per student) and ``out/feedback/STUDENT.txt``.
 
-    Submissions are found by :func:`find_submissions` (``FOLDER/STUDENT.ipynb`` or
-    ``FOLDER/STUDENT/*.ipynb``). A file that is not a notebook gets a row with the reason and 0
-    points, and so does, with a roster, every student on it who handed in nothing ("no
-    submission"). A submission whose student is not on the roster is graded and noted.
+    Submissions are found by :func:`find_submissions` (``FOLDER/STUDENT.ipynb``,
+    ``FOLDER/STUDENT/*.ipynb``, or a learning platform's names). A file that is not a notebook
+    gets a row with the reason and 0 points, and so does, with a roster, every student on it who
+    handed in nothing ("no submission"). A submission whose student is not on the roster is
+    graded and noted. A roster that matches no submission at all stops grading with an error:
+    its names are not those of the submissions (a CSV of zeros would hide that).
 
     Args:
         autograder: the assignment's autograder zip.
@@ -409,7 +653,7 @@ def grade_all(
 
     Raises:
         GradingError: the autograder or the roster is not one, ``timeout`` or ``jobs`` is not
-            positive, or (without a roster) the folder holds no submission.
+            positive, the folder holds no submission, or no name on the roster matches one.
     """
     if not timeout > 0:
         raise GradingError(f"--timeout must be a number of seconds > 0, got {timeout!r}")
@@ -418,32 +662,39 @@ def grade_all(
     questions = read_autograder(autograder)
     students = read_roster(roster) if roster is not None else None
     assignment = autograder.name.removesuffix("-autograder.zip")
-    found = find_submissions(folder, assignment, skip=out)
-    if students is None and not found:
+    owners = _owners(folder, skip=out)
+    if not owners:
         raise GradingError(f"FOLDER {folder} holds no submission (no *.ipynb, no folder per student)")
-    by_key = {name.casefold(): name for name in found}
-    order = []
+    found = {key: _choose(owner, folder, assignment) for key, owner in owners.items()}
+    order: list[tuple[str, str | None, bool]] = []  # (student, whose submission, on the roster)
     if students is not None:
-        order = [(student, by_key.pop(student.casefold(), None)) for student in students]
-    order += [(by_key[key], by_key[key]) for key in sorted(by_key)]
+        matched = match_roster(students, owners)
+        if not matched:
+            names = lambda items: ", ".join(repr(i) for i in list(items)[:3])  # noqa: E731
+            raise GradingError(
+                f"no name on --roster {roster} matches any of the {len(owners)} submissions in {folder} "
+                f"(roster: {names(students)}; submissions: {names(o.name for o in owners.values())}): "
+                "give the roster's column of the names (or platform ids) the submissions carry, "
+                "or grade without --roster"
+            )
+        order = [(student, matched.get(student), True) for student in students]
+        unmatched = sorted(set(owners) - set(matched.values()))
+    else:
+        unmatched = sorted(owners)
+    order += [(owners[key].name, key, students is None) for key in unmatched]
     max_score = sum(c.points for cases in questions.values() for c in cases)
 
-    def one(item: tuple[str, str | None]) -> Result:
-        student, name = item
-        entry = found.get(name) if name is not None else None
+    def one(item: tuple[str, str | None, bool]) -> Result:
+        student, key, on_roster = item
+        entry = found.get(key) if key is not None else None
         if entry is None:
             result = Result(folder / student, max_score=max_score, problem="no submission", student=student)
         elif isinstance(entry, str):
-            result = Result(folder / name, max_score=max_score, problem=entry, student=student)
+            result = Result(folder / owners[key].name, max_score=max_score, problem=entry, student=student)
         else:
             result = grade(autograder, entry, timeout)
             result.student = student
-        if (
-            students is not None
-            and name is not None
-            and student == name
-            and name.casefold() not in {s.casefold() for s in students}
-        ):
+        if not on_roster:
             result.notes.append("not on the roster")
         return result
 
@@ -486,7 +737,7 @@ def summary(results: list[Result], out: Path) -> str:
         The text.
     """
     lines = [f"{r.student}: {r.problem}" for r in results if r.problem]
-    graded = [r for r in results if not r.problem]
+    graded = [r for r in results if r.graded]
     mean = sum(r.score for r in graded) / len(graded) if graded else 0.0
     lines.append(
         f"{len(graded)} of {len(results)} graded, mean {mean:.2f}; {out / 'scores.csv'}, {out / 'feedback'}/"

@@ -38,13 +38,20 @@ def load(path: Path = PLAN) -> dict:
         The plan as a dict.
 
     Raises:
-        PlanError: the weights of the grading parts do not add up to 100, the time zone is not
-            an IANA name, or a deadline's week, weekday or time is not one.
+        PlanError: the weights of the grading parts do not add up to 100, a part has no whole
+            number of items or no points, the time zone is not an IANA name, or a deadline's
+            week, weekday or time is not one.
     """
     plan = json.loads(path.read_text(encoding="utf-8"))
     total = sum(part["weight"] for part in plan["grading"])
     if total != 100:
         raise PlanError(f"{path}: the grading weights add up to {total}, not 100")
+    for part in plan["grading"]:
+        items, points = part.get("items"), part.get("points")
+        if isinstance(items, bool) or not isinstance(items, int) or items < 1:
+            raise PlanError(f"{path}: grading {part['part']!r}: items must be a whole number >= 1")
+        if isinstance(points, bool) or not isinstance(points, (int, float)) or points <= 0:
+            raise PlanError(f"{path}: grading {part['part']!r}: points (of each item) must be > 0")
     timezone(plan.get("timezone", "UTC"), f"{path}: timezone")
     weeks = {m["week"] for m in plan["meetings"]}
     for due in plan.get("due", []):
@@ -107,13 +114,23 @@ def tables(plan: dict) -> tuple[str, str]:
     """
     rows = ["| Week | Meeting | Time | What happens |", "|---|---|---|---|"]
     rows += [f"| {_week(m)} | {m['meeting']} | {m['time']} | {m['what']} |" for m in plan["meetings"]]
-    grading = ["| Part | Weight | How it is graded |", "|---|---|---|"]
+    grading = ["| Part | Weight | Points | How it is graded |", "|---|---|---|---|"]
     for part in plan["grading"]:
-        weight = f"{part['weight']} %" + (
-            f" ({part['each']} % each)" if part["each"] != part["weight"] else ""
-        )
-        grading.append(f"| {part['part']} | {weight} | {part['how']} |")
+        several = part["items"] > 1
+        weight = f"{part['weight']} %" + (f" ({weight_each(part):g} % each)" if several else "")
+        points = f"{part['points']:g}" + (" each" if several else "")
+        grading.append(f"| {part['part']} | {weight} | {points} | {part['how']} |")
     return "\n".join(rows), "\n".join(grading)
+
+
+def weight_each(part: dict) -> float:
+    """The weight of one item of a grading part, in per cent of the grade.
+
+    Example:
+        >>> weight_each({"part": "Assignments 1–5", "weight": 20, "items": 5, "points": 10})
+        4.0
+    """
+    return part["weight"] / part["items"]
 
 
 def _replace(text: str, name: str, table: str) -> str:
