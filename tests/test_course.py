@@ -1438,3 +1438,152 @@ def test_the_rehearsals_check_wants_one_line_for_a_missing_function(tmp_path):
     assert fake_class.check(tmp_path / "kinds.csv", graded / "scores.csv", timeout=60) == [
         "s1 (missing function): graded 5 / 10, problem ''"
     ]
+
+
+# The lecturer's read: an unambiguous lab rubric, the exam's K-token argument, the kit's small edges
+
+
+def test_the_lab_rubric_is_point_by_point_and_adds_up_to_10():
+    path = ROOT / "course" / "rubrics" / "lab.md"
+    text = path.read_text("utf-8")
+    rows = [[c.strip() for c in line.split("|")[1:-1]] for line in text.splitlines() if line.startswith("| ")]
+    header, rows = rows[0], rows[1:]
+    assert "Half marks" not in header and header[header.index("Points")] == "Points"
+    points = [int(r[header.index("Points")]) for r in rows]
+    assert sum(points) == 10 and set(points) == {1}  # one point a row, given whole ...
+    halves = [r for r in rows if "½" in r[-1]]
+    assert halves and all(r[0] == "Part A" for r in halves)  # ... or a half, where the row says when
+    assert sum(p for r, p in zip(rows, points, strict=True) if r[0].startswith("Part B")) == 3
+    flat = " ".join(text.split())
+    assert "loses the verdict point, B2, and keeps B1 and B3 (2 points)" in flat
+    assert "loses the Part B point" not in flat and "full marks" not in flat
+
+
+def test_the_exams_dilution_key_derives_the_threshold_for_k_tokens():
+    for seed in range(8):
+        question = exam.paper(seed)[3]
+        K = int(re.search(r"\$K = (\d+)\$", question.text).group(1))
+        s = float(re.search(r"score \$s = ([\d.]+)\$", question.text).group(1))
+        assert "$s \\ge 1/K$" in question.text
+        assert "$\\tau = s - 1/K$" in question.key and "at least $1/K$ below $s$" in question.key
+        assert f"= {s - 1 / K:g}$" in question.key and "at least 1 below" not in question.key
+    specimen = (ROOT / "course" / "exam" / "specimen.md").read_text("utf-8")
+    assert specimen == exam.specimen() and "$s \\ge 1/K$" in specimen
+
+
+def test_scores_columns_follow_the_assignments_question_order(tmp_path):
+    import zipfile
+
+    master = course.MASTERS / "ch2_gradients.ipynb"
+    asked = list(_questions(master))
+    assert asked != sorted(asked)  # the case that matters: not alphabetical
+    zip_path = tmp_path / "ch2_gradients-autograder.zip"
+    with zipfile.ZipFile(zip_path, "w") as archive:
+        archive.writestr("otter_config.json", "{}")
+        for name in sorted(asked):
+            archive.writestr(f"tests/{name}.py", TEST_FILE)
+    assert list(grading.read_autograder(zip_path)) == asked
+    # names the master does not ask (another commit's autograder) follow, sorted
+    assert grading.question_order("ch2_gradients", ["zz", *asked, "aa"]) == [*asked, "aa", "zz"]
+    assert grading.question_order("no_such_assignment", ["b", "a"]) == ["a", "b"]
+
+
+def test_a_hidden_check_that_got_none_carries_the_stub_hint():
+    public = grading._explain("wrong result (a check on its values failed): expected an array, got NoneType")
+    hidden = grading._private("wrong result (a check on its values failed): expected an array, got NoneType")
+    assert public.endswith(grading._STUB_HINT) and hidden.endswith(grading._STUB_HINT)
+    assert "expected an array" not in hidden  # still no message of a hidden check
+    assert grading._private("wrong result (a check on its values failed): 3 != 4") == (
+        "wrong result (a check on its values failed)"
+    )
+    assert grading._private("TypeError: 'NoneType' object is not subscriptable").endswith(grading._STUB_HINT)
+
+
+def test_lab_4s_key_states_its_third_answer_in_words():
+    from entmax_book import record
+    from entmax_book.toy import runs
+
+    lab = _read(ROOT / "course" / "labs" / "ch4_lab.ipynb")
+    cell = next(c.source for c in lab.cells if "3. largest gap" in c.source)
+    demo = record.load(runs.EXPERIMENT, "demo")["result"]
+    index = demo["lengths"].index(32)
+    accuracy = {
+        v: np.array(demo[v]["accuracy_per_seed"])[:3, index]
+        for v in ("softmax", "entmax15", "sparsemax", "alpha_entmax")
+    }
+    spread = max(a.std(ddof=1) for a in accuracy.values())
+    gap = max(a.mean() for a in accuracy.values()) - min(a.mean() for a in accuracy.values())
+    fragment = cell[cell.index('print(f"3.') : cell.index("masses = ")]
+    import contextlib
+    import io
+
+    printed = io.StringIO()
+    with contextlib.redirect_stdout(printed):
+        exec(fragment, {"gap": gap, "spread": spread})
+    words = "within" if gap <= spread else "larger than"
+    assert f"The gap is {words} the seed-to-seed spread ({gap:.3f} vs {spread:.3f})" in printed.getvalue()
+
+
+def test_slides_command_line_says_what_it_takes(capsys):
+    from tools import slides
+
+    assert slides.main(["--help"]) == 0 and "usage: python -m tools.slides" in capsys.readouterr().out
+    assert slides.main(["no_such_chapter"]) == 2
+    err = capsys.readouterr().err
+    assert "error: no chapter 'no_such_chapter'" in err and "07_sparse_outputs" in err
+    assert slides.main(["--frobnicate"]) == 2 and "unknown option" in capsys.readouterr().err
+    stems = [c.stem for c in CHAPTERS]
+    assert slides.chapter_stems(["07", "chapters/02_gradients.ipynb"], stems) == [
+        "07_sparse_outputs",
+        "02_gradients",
+    ]
+
+
+def test_bundle_provenance_counts_files_in_words_and_skips_a_linked_venv(tmp_path):
+    import subprocess
+
+    assert "1 changed or untracked file: `a.py`)" in bundle.provenance("abc", ["a.py"])
+    assert "2 changed or untracked files:" in bundle.provenance("abc", ["a.py", "b.py"])
+    repo = tmp_path / "repo"
+    repo.mkdir()
+
+    def git(*args):
+        subprocess.run(["git", "-C", str(repo), *args], check=True, capture_output=True)
+
+    git("init", "-q")
+    (repo / ".gitignore").write_text(".venv/\n_build/\n")
+    git("add", ".gitignore")
+    git("-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "start")
+    (tmp_path / "env").mkdir()
+    (repo / ".venv").symlink_to(tmp_path / "env")  # a linked environment, not a folder for git
+    commit, changed = bundle.source_commit(repo)
+    assert len(commit) == 40 and changed == []
+    (repo / "work.py").write_text("x = 1\n")
+    assert bundle.source_commit(repo)[1] == ["work.py"]
+
+
+def test_a_roster_that_matches_nothing_says_how_many_submissions_it_left_out(tmp_path, capsys, monkeypatch):
+    zip_path = _fake_autograder(tmp_path / "f-autograder.zip")
+    folder = tmp_path / "export"
+    folder.mkdir()
+    for i in range(5):
+        _notebook(folder / f"student-{i}.ipynb", "x = 1")
+    roster = tmp_path / "roster.csv"
+    roster.write_text("student\ns1\n")
+    monkeypatch.setattr(course, "_otter", lambda *a, **k: pytest.fail("graded before the roster was checked"))
+    err = _one_line_error(capsys, ["grade-all", str(zip_path), str(folder), "--roster", str(roster)])
+    assert "'student-0', 'student-1', 'student-2' … and 2 more" in err, err
+    assert "roster: 's1';" in err
+
+
+def test_the_written_exercises_are_handed_out_before_they_are_due():
+    term = plan.load()
+    for due in term["due"]:
+        if not due["item"].startswith(("Written exercise", "Assignment")):
+            continue
+        weeks = [m["week"] for m in term["meetings"] if f"{due['item']} handed out" in m["what"]]
+        assert weeks and weeks[0] < due["week"], due
+    schedule = (ROOT / "course" / "schedule.csv").read_text("utf-8")
+    intro = (ROOT / "intro.md").read_text("utf-8")
+    for text in (schedule, intro):
+        assert "Written exercise 1 handed out" in text and "Written exercise 2 handed out" in text

@@ -91,7 +91,9 @@ def source_commit(root: Path = ROOT) -> tuple[str, list[str]]:
     Returns:
         ``(commit, changed)``: the full hash of ``HEAD`` (or ``"unknown"`` outside a git
         checkout) and the paths that ``git status`` lists as changed or untracked (empty for a
-        clean tree).
+        clean tree). A path that ``.gitignore`` ignores once its patterns' trailing slashes are
+        dropped is not uncommitted work: a symlinked ``.venv`` is a link, not a folder, so git's
+        ``.venv/`` does not ignore it.
     """
 
     def git(*args: str) -> str:
@@ -99,12 +101,37 @@ def source_commit(root: Path = ROOT) -> tuple[str, list[str]]:
             ["git", "-C", str(root), *args], capture_output=True, text=True, check=True
         ).stdout
 
-    try:
-        commit = git("rev-parse", "HEAD").strip()
-        changed = [line[3:] for line in git("status", "--porcelain").splitlines() if line.strip()]
-    except (OSError, subprocess.CalledProcessError):
-        return "unknown", []
+    with tempfile.TemporaryDirectory() as tmp:
+        excludes = Path(tmp) / "exclude"
+        excludes.write_text("\n".join(folder_patterns(root / ".gitignore")) + "\n", encoding="utf-8")
+        try:
+            commit = git("rev-parse", "HEAD").strip()
+            status = git("-c", f"core.excludesFile={excludes}", "status", "--porcelain")
+        except (OSError, subprocess.CalledProcessError):
+            return "unknown", []
+    changed = [line[3:] for line in status.splitlines() if line.strip()]
     return commit, changed
+
+
+def folder_patterns(gitignore: Path) -> list[str]:
+    """The patterns of ``gitignore`` that name only folders (``.venv/``), without their slash.
+
+    Example:
+        >>> import tempfile
+        >>> path = Path(tempfile.mkdtemp()) / ".gitignore"
+        >>> _ = path.write_text("_build/\\n*.pyc\\n# a comment/\\n!keep/\\n/.whl/\\n")
+        >>> folder_patterns(path)
+        ['_build', '/.whl']
+    """
+    try:
+        lines = gitignore.read_text(encoding="utf-8").splitlines()
+    except OSError:
+        return []
+    return [
+        line.strip().rstrip("/")
+        for line in lines
+        if line.strip().endswith("/") and not line.strip().startswith(("#", "!")) and line.strip() != "/"
+    ]
 
 
 def provenance(commit: str, changed: list[str]) -> str:
@@ -123,7 +150,8 @@ def provenance(commit: str, changed: list[str]) -> str:
     shown = ", ".join(f"`{path}`" for path in changed[:5]) + (", …" if len(changed) > 5 else "")
     return (
         f"Made from commit `{commit}` of the book, with uncommitted changes (a dirty working tree, "
-        f"{len(changed)} changed or untracked files: {shown}): that commit alone does not make it again."
+        f"{len(changed)} changed or untracked {'file' if len(changed) == 1 else 'files'}: {shown}): "
+        "that commit alone does not make it again."
     )
 
 

@@ -110,12 +110,14 @@ def dilution(rng: np.random.Generator) -> Question:
         f"distractors with score 0. What attention mass does softmax put "
         f"on the informative tokens at "
         f"$L = {L}$? From which $L$ on is it below {target:g}? "
-        "What does sparsemax put on them when $s \\ge 1$?"
+        "What does sparsemax put on them when $s \\ge 1/K$, and why?"
     )
     key = (
         f"$K e^s / (K e^s + L - K) = {mass:.4f}$; below {target:g} from $L = {first}$ on; sparsemax puts all "
-        "of it (1) on them: a distractor's score is at least 1 below, so it falls under the threshold. "
-        "(1 pt each)"
+        f"of it (1) on them: with the $K$ tied top scores $s$ in the support, their probabilities "
+        f"$s - \\tau$ add up to 1, so $\\tau = s - 1/K$ (here ${s:g} - 1/{K} = {s - 1 / K:g}$); a "
+        f"distractor gets zero iff its score is $\\le \\tau$, i.e. at least $1/K$ below $s$: "
+        f"$0 \\le s - 1/K$ holds for $s = {s:g} \\ge 1/{K}$. (1 pt each)"
     )
     return Question(3, text, key)
 

@@ -74,7 +74,8 @@ def read_autograder(autograder: Path) -> dict[str, list[Check]]:
         autograder: the zip that ``make course`` (or the bundle) wrote.
 
     Returns:
-        For each question (the function the student writes), its test cases in order.
+        For each question (the function the student writes), its test cases in order; the
+        questions in the assignment's order (:func:`question_order`).
 
     Raises:
         GradingError: the file is missing or is not an Otter autograder zip.
@@ -96,7 +97,35 @@ def read_autograder(autograder: Path) -> dict[str, list[Check]]:
             questions[Path(name).stem] = [
                 _case(Path(name).stem, f) for f in tree.body if isinstance(f, ast.FunctionDef)
             ]
-    return questions
+    assignment = autograder.name.removesuffix("-autograder.zip")
+    return {q: questions[q] for q in question_order(assignment, list(questions))}
+
+
+def question_order(assignment: str, names: list[str], masters: Path = course.MASTERS) -> list[str]:
+    """``names`` (an autograder's questions) in the order its master notebook asks them.
+
+    The zip stores its tests in no particular order; the master
+    (``course/assignments/ASSIGNMENT.ipynb``) is the order the students see. Names the master
+    does not ask (an autograder from another commit) follow, sorted.
+
+    Example:
+        >>> question_order("ch2_gradients", ["entmax_alpha_gradient", "entmax_jacobian"])
+        ['entmax_jacobian', 'entmax_alpha_gradient']
+    """
+    asked: list[str] = []
+    master = masters / f"{assignment}.ipynb"
+    if master.is_file():
+        try:
+            cells = json.loads(master.read_text(encoding="utf-8"))["cells"]
+        except (ValueError, KeyError, TypeError):
+            cells = []
+        for cell in cells:
+            source = "".join(cell.get("source", ""))
+            if cell.get("cell_type") == "raw" and source.strip().startswith("# BEGIN QUESTION"):
+                match = re.search(r"^name:\s*(\S+)", source, flags=re.M)
+                if match and match.group(1) in names and match.group(1) not in asked:
+                    asked.append(match.group(1))
+    return asked + sorted(set(names) - set(asked))
 
 
 def _case(question: str, function: ast.FunctionDef) -> Check:
@@ -265,15 +294,22 @@ _STUB_HINT = " (the function returned None: is it still the `...` stub, or missi
 def _private(reason: str) -> str:
     """What a student may read of a failed hidden check: the kind of failure, never its message,
     which can quote the hidden test's inputs (an exception raised with them, an assert's text)."""
-    if not reason or reason.startswith("wrong result"):
-        return reason and "wrong result (a check on its values failed)"
+    if not reason:
+        return reason
+    if reason.startswith("wrong result"):
+        return "wrong result (a check on its values failed)" + _hint(reason)
     kind = reason.partition(":")[0].strip()
-    return f"{kind} raised" + (_STUB_HINT if "NoneType" in reason else "")
+    return f"{kind} raised" + _hint(reason)
+
+
+def _hint(reason: str) -> str:
+    # A function left as the stub (`...`) returns None; say so instead of only Python's words,
+    # for a public and a hidden check alike.
+    return _STUB_HINT if "NoneType" in reason else ""
 
 
 def _explain(reason: str) -> str:
-    # A function left as the stub (`...`) returns None; say so instead of only Python's words.
-    return reason + (_STUB_HINT if "NoneType" in reason else "")
+    return reason + _hint(reason)
 
 
 def never_defined(question: str) -> str:
@@ -670,10 +706,9 @@ def grade_all(
     if students is not None:
         matched = match_roster(students, owners)
         if not matched:
-            names = lambda items: ", ".join(repr(i) for i in list(items)[:3])  # noqa: E731
             raise GradingError(
                 f"no name on --roster {roster} matches any of the {len(owners)} submissions in {folder} "
-                f"(roster: {names(students)}; submissions: {names(o.name for o in owners.values())}): "
+                f"(roster: {_some(students)}; submissions: {_some(o.name for o in owners.values())}): "
                 "give the roster's column of the names (or platform ids) the submissions carry, "
                 "or grade without --roster"
             )
@@ -719,6 +754,20 @@ def grade_all(
             )
             (out / "feedback" / f"{_file_name(r.student)}.txt").write_text(feedback(r), encoding="utf-8")
     return results
+
+
+def _some(items, shown: int = 3) -> str:
+    """The first ``shown`` names, then how many more there are.
+
+    Example:
+        >>> _some(["a", "b", "c", "d", "e"])
+        "'a', 'b', 'c' … and 2 more"
+        >>> _some(["a", "b"])
+        "'a', 'b'"
+    """
+    items = list(items)
+    text = ", ".join(repr(i) for i in items[:shown])
+    return text + (f" … and {len(items) - shown} more" if len(items) > shown else "")
 
 
 def _file_name(student: str) -> str:

@@ -540,15 +540,62 @@ def build(names: list[str] | None = None, out: Path = OUT) -> dict[str, Path]:
     return decks
 
 
-def main(argv: list[str] | None = None) -> None:
+USAGE = """usage: python -m tools.slides [CHAPTER ...]
+
+Write _build/slides/CHAPTER.slides.html, a reveal.js deck, for every chapter or for the chapters
+named by file stem (e.g. 07_sparse_outputs) or by their number prefix (e.g. 07).
+
+chapters: {chapters}"""
+
+
+def chapter_stems(names: list[str], stems: list[str]) -> list[str]:
+    """The chapter stems that ``names`` (stems or their number prefix, ``07``) name.
+
+    Raises:
+        ValueError: a name that is no chapter's, with the chapters there are.
+
+    Example:
+        >>> chapter_stems(["07"], ["01_a", "07_b"])
+        ['07_b']
+    """
+    chosen = []
+    for name in names:
+        found = [s for s in stems if s == name or s.split("_", 1)[0] == name or s == Path(name).stem]
+        if not found:
+            raise ValueError(f"no chapter {name!r}; the chapters: {', '.join(stems)}")
+        chosen += [s for s in found if s not in chosen]
+    return chosen
+
+
+def main(argv: list[str] | None = None) -> int:
     """Command line: ``python -m tools.slides [CHAPTER_STEM ...]``.
 
     Args:
         argv: chapter file stems (default: ``sys.argv[1:]``; none: every chapter).
+
+    Returns:
+        The exit status: 0 when the decks were written or for ``--help`` (the usage, on
+        stdout); 2, with the usage and the error on stderr, for another option or a name that is
+        no chapter's.
     """
     argv = sys.argv[1:] if argv is None else argv
-    build(argv or None)
+    stems = [c.stem for c in sorted((ROOT / "chapters").glob("*.ipynb"))]
+    usage = USAGE.format(chapters=", ".join(stems))
+    if set(argv) & {"-h", "--help"}:
+        print(usage)
+        return 0
+    options = [a for a in argv if a.startswith("-")]
+    if options:
+        print(f"{usage}\n\nerror: unknown option {options[0]!r}", file=sys.stderr)
+        return 2
+    try:
+        names = chapter_stems(argv, stems)
+    except ValueError as error:
+        print(f"{usage}\n\nerror: {error}", file=sys.stderr)
+        return 2
+    build(names or None)
+    return 0
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())
