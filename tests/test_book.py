@@ -208,6 +208,8 @@ def test_every_citation_is_in_the_bibliography():
 CHAPTER_TITLE = re.compile(r"^# (\d+)\. ", re.M)  # after an optional label line
 CHAPTER_MENTION = re.compile(r"\b[Cc]hapter (\d+)\b")
 CHAPTER_LINK = re.compile(r"\[[Cc]hapter (\d+)\]\(([^)#\s]+?\.ipynb)(?:#[^)]*)?\)")
+CHAPTER_REF = re.compile(r"\{ref\}`[Cc]hapter (\d+) <(chap-[\w-]+)>`")
+CHAPTER_LABEL = re.compile(r"\((chap-[\w-]+)\)=")
 EXERCISE_MENTION = re.compile(r"\b[Ee]xercises? \d+\b")
 MACHINE_PATH = re.compile(r"/work/|/home/\w|/Users/\w|/tmp/\w|ipykernel_\d+|[A-Z]:\\\\Users")
 CODE_FENCE = re.compile(r"^\s*(```+|~~~+)\s*(\{code-cell\}|python|py|ipython3?)\b", re.M)
@@ -244,17 +246,24 @@ def test_numbered_chapters_follow_the_toc(toc):
 
 
 def test_hand_typed_chapter_numbers_match_the_toc(toc):
+    """A typed "Chapter N" names a chapter of the toc; a link to a chapter is a {ref} to its
+    label (one style, as everywhere else), and the number it shows is that chapter's."""
     numbers = chapter_numbers(toc)
-    by_file = {name: n for name, n in numbers.items()}
+    by_label = {}
+    for name, number in numbers.items():
+        label = CHAPTER_LABEL.match(cell_source(load_notebook(CHAPTERS / name)["cells"][0]))
+        if label:
+            by_label[label.group(1)] = number
     problems = []
     for name, text in markdown_texts().items():
         for number in map(int, CHAPTER_MENTION.findall(text)):
             if number not in numbers.values():
                 problems.append(f"{name}: 'Chapter {number}' is not a chapter of the toc")
         for number, target in CHAPTER_LINK.findall(text):
-            linked = by_file.get(Path(target).name)
-            if linked != int(number):
-                problems.append(f"{name}: [Chapter {number}]({target}) links to chapter {linked}")
+            problems.append(f"{name}: [Chapter {number}]({target}): use {{ref}}`Chapter {number} <label>`")
+        for number, label in CHAPTER_REF.findall(text):
+            if by_label.get(label) != int(number):
+                problems.append(f"{name}: Chapter {number} <{label}> is chapter {by_label.get(label)}")
     assert not problems, problems
 
 
