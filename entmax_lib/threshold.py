@@ -218,9 +218,10 @@ FULL_STEPS = 3
 TAIL_FRACTION = 4
 
 # On a CPU, rows shorter than this are searched laid out one per column (see
-# :func:`find_threshold`): a pass over rows of 8–20 entries then costs 0.4–0.7 of what it costs
-# one row after another; from 32 entries, which fill whole vector registers, the row-by-row
-# pass is the faster.
+# :func:`find_threshold`). At Chapter 5's attention shapes (16–20 keys) the learned-α forward
+# and backward then took 5.9 times softmax's time instead of 6.5, and at 8 keys 7.0 instead of
+# 9.8 (interleaved in one process); from 32 entries, which fill whole vector registers, the
+# row-by-row pass is the faster.
 SHORT_ROW = 32
 
 
