@@ -41,7 +41,8 @@ def _commands(block):
 def _make_dry_run(*args):
     # A fresh make, not the child of the `make test ARGS=...` that may be running these tests
     # (make passes its flags and command-line variables on through the environment).
-    inherited = ("MAKEFLAGS", "MFLAGS", "MAKELEVEL", "MAKEOVERRIDES", "ARGS", "VENV", "EXTRAS", "PINS")
+    inherited = ("MAKEFLAGS", "MFLAGS", "MAKELEVEL", "MAKEOVERRIDES")
+    inherited += ("ARGS", "VENV", "EXTRAS", "PINS", "WORKERS")
     env = {k: v for k, v in os.environ.items() if k not in inherited}
     cmd = ["make", "-n", "--no-print-directory", *args]
     result = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True, check=True)
@@ -58,7 +59,10 @@ def test_quick_start_is_exactly_two_commands():
     assert _commands(block) == ["make book", "make test"]
 
 
-LONG_FORM = {"book": "jupyter-book build -W -n --keep-going .", "test": "python -m pytest"}
+LONG_FORM = {
+    "book": "jupyter-book build -W -n --keep-going .",
+    "test": "python -m pytest -n 2 --dist loadfile",
+}
 
 
 @needs_make
@@ -71,7 +75,13 @@ def test_make_targets_run_the_long_form_commands(target):
 
 @needs_make
 def test_make_test_passes_pytest_arguments():
-    assert _make_dry_run("test", "ARGS=-m 'not slow' tests")[-1] == "python -m pytest -m 'not slow' tests"
+    run = "python -m pytest -n 2 --dist loadfile -m 'not slow' tests"
+    assert _make_dry_run("test", "ARGS=-m 'not slow' tests")[-1] == run
+
+
+@needs_make
+def test_make_test_runs_in_one_process_with_no_workers():
+    assert _make_dry_run("test", "WORKERS=0")[-1] == "python -m pytest -n 0 --dist loadfile"
 
 
 def _fake_venv(path, installed_after_pyproject):
@@ -102,7 +112,7 @@ def test_make_reinstalls_only_when_pyproject_changed(tmp_path, up_to_date):
     reinstalls = any("pip install" in step for step in steps)
     assert reinstalls is not up_to_date
     assert not any("-m venv" in step for step in steps)  # the environment is reused
-    assert steps[-1] == "python -m pytest"
+    assert steps[-1] == LONG_FORM["test"]
 
 
 # ----------------------------------------------------------------------------------------
