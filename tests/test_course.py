@@ -489,7 +489,36 @@ def test_a_function_never_defined_is_named(tmp_path, monkeypatch):
     assert grading.defined_names(
         {"cells": [{"cell_type": "code", "source": "%pip install x\nfrom a import f"}]}
     ) == {"f"}
-    assert grading.defined_names({"cells": [{"cell_type": "code", "source": "def f(:"}]}) is None
+    assert grading.defined_names({"cells": [{"cell_type": "code", "source": "def f(:"}]}) == set()
+
+
+def test_a_cell_that_does_not_parse_is_named_not_blamed_on_the_stub(tmp_path, monkeypatch):
+    """A SyntaxError in the cell that defines the function: the problem column names that cell,
+    and the function counts as never defined (not "is it still the stub?")."""
+    zip_path = _fake_autograder(tmp_path / "f-autograder.zip")
+    output = OTTER_OUTPUT.replace("'NoneType' and 'int'", "x")
+    monkeypatch.setattr(course, "_otter", _fake_otter({"s": (0, output)}))
+    notebook = _notebook(tmp_path / "s.ipynb", "import numpy as np", "def f(x):\n    return x +* 1")
+    result = grading.grade(zip_path, notebook)
+    assert result.problem.startswith("code cell 2 is not valid Python (invalid syntax, line 2)")
+    assert grading.never_defined("f") in result.problem and result.missing == ["f"]
+    assert all("never defined" in c.reason and "stub" not in c.reason for c in result.checks)
+
+
+def test_an_error_in_the_notebook_as_handed_in_is_noted(tmp_path, monkeypatch):
+    """The grade comes from a fresh run; an error saved in the student's own outputs is a note."""
+    zip_path = _fake_autograder(tmp_path / "f-autograder.zip")
+    monkeypatch.setattr(course, "_otter", _fake_otter({"s": (5, "")}))
+    nb = nbformat.v4.new_notebook(
+        cells=[nbformat.v4.new_code_cell("import nope"), nbformat.v4.new_code_cell("f = abs")]
+    )
+    nb.cells[0].outputs = [
+        nbformat.v4.new_output("error", ename="ModuleNotFoundError", evalue="No module named 'nope'")
+    ]
+    nbformat.write(nb, tmp_path / "s.ipynb")
+    result = grading.grade(zip_path, tmp_path / "s.ipynb")
+    assert result.score == 5 and not result.problem
+    assert result.notes == ["as handed in, code cell 1 ended in ModuleNotFoundError: No module named 'nope'"]
 
 
 def test_a_function_never_defined_is_one_line_and_fills_the_problem_column(tmp_path, monkeypatch):

@@ -162,25 +162,35 @@ def read_submission(path: Path) -> dict:
     return nb
 
 
-def defined_names(nb: dict) -> set[str] | None:
+def _code_cells(nb: dict):
+    """(number, source) of each code cell, counted from 1, without IPython's % and ! lines."""
+    cells = [c for c in nb["cells"] if c.get("cell_type") == "code"]
+    for number, cell in enumerate(cells, start=1):
+        source = "".join(cell.get("source", ""))
+        yield (
+            number,
+            "\n".join(line for line in source.splitlines() if not line.lstrip().startswith(("%", "!"))),
+        )
+
+
+def defined_names(nb: dict) -> set[str]:
     """The names that the notebook's code cells define at top level (def, class, =, import).
+
+    A cell that is not valid Python defines nothing: it stops with a SyntaxError when it runs
+    (:func:`syntax_errors` names it).
 
     Args:
         nb: the notebook's JSON.
 
     Returns:
-        The names, or None when a code cell is not valid Python (then nothing can be said).
+        The names defined by the cells that parse.
     """
     names = set()
-    for cell in nb["cells"]:
-        if cell.get("cell_type") != "code":
-            continue
-        source = "".join(cell.get("source", ""))
-        source = "\n".join(line for line in source.splitlines() if not line.lstrip().startswith(("%", "!")))
+    for _, source in _code_cells(nb):
         try:
             tree = ast.parse(source)
         except SyntaxError:
-            return None
+            continue
         for node in ast.walk(tree):
             if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
                 names.add(node.name)
@@ -189,6 +199,43 @@ def defined_names(nb: dict) -> set[str] | None:
             elif isinstance(node, (ast.Import, ast.ImportFrom)):
                 names |= {(a.asname or a.name).split(".")[0] for a in node.names}
     return names
+
+
+def syntax_errors(nb: dict) -> list[str]:
+    """One plain sentence per code cell that is not valid Python (it defines nothing when run).
+
+    >>> syntax_errors({"cells": [{"cell_type": "code", "source": "x = 1"},
+    ...                          {"cell_type": "code", "source": "def f(:"}]})
+    ['code cell 2 is not valid Python (invalid syntax, line 1): nothing in it ran']
+    """
+    errors = []
+    for number, source in _code_cells(nb):
+        try:
+            ast.parse(source)
+        except SyntaxError as error:
+            where = f"{error.msg}, line {error.lineno}"
+            errors.append(f"code cell {number} is not valid Python ({where}): nothing in it ran")
+    return errors
+
+
+def errors_as_handed_in(nb: dict) -> list[str]:
+    """One sentence per code cell whose saved output, as the student handed it in, is an error.
+
+    The grade comes from a fresh run; this only tells the grader that the student's own run
+    did not go through from top to bottom.
+
+    >>> errors_as_handed_in({"cells": [{"cell_type": "code", "source": "import nope", "outputs": [
+    ...     {"output_type": "error", "ename": "ModuleNotFoundError", "evalue": "No module named 'nope'"}]}]})
+    ["as handed in, code cell 1 ended in ModuleNotFoundError: No module named 'nope'"]
+    """
+    cells = [c for c in nb["cells"] if c.get("cell_type") == "code"]
+    return [
+        f"as handed in, code cell {number} ended in {out.get('ename', 'an error')}: "
+        + shorten(out.get("evalue", ""))
+        for number, cell in enumerate(cells, start=1)
+        for out in cell.get("outputs", [])
+        if out.get("output_type") == "error"
+    ]
 
 
 #: The most characters of an error message that a feedback line quotes.
@@ -317,14 +364,14 @@ def never_defined(question: str) -> str:
     return f"`{question}` is never defined in the notebook (renamed, or its cell deleted?)"
 
 
-def _checks(questions: dict[str, list[Check]], tests: list[dict], defined: set[str] | None) -> list[Check]:
+def _checks(questions: dict[str, list[Check]], tests: list[dict], defined: set[str]) -> list[Check]:
     failed = {}
     for entry in tests:
         if "max_score" in entry:
             failed.update(_failed_cases(entry.get("output", "")))
     checks = []
     for question, cases in questions.items():
-        missing = defined is not None and question not in defined
+        missing = question not in defined
         for i, case in enumerate(cases, start=1):
             raw = failed.get((question, i), "")
             reason = _private(raw) if case.hidden else _explain(raw)
@@ -374,9 +421,10 @@ def grade(autograder: Path, submission: Path, timeout: float = 300) -> Result:
         tests = json.loads(path.read_text())["tests"]
     defined = defined_names(nb)
     result.checks = _checks(questions, tests, defined)
-    if defined is not None:  # a function never defined: one plain sentence, in the problem column too
-        result.missing = [q for q in questions if q not in defined]
-        result.problem = "; ".join(never_defined(q) for q in result.missing)
+    # A cell that does not parse, and a function never defined: plain sentences, in the problem column too
+    result.missing = [q for q in questions if q not in defined]
+    result.problem = "; ".join([*syntax_errors(nb), *(never_defined(q) for q in result.missing)])
+    result.notes.extend(errors_as_handed_in(nb))
     result.score = sum(t["score"] for t in tests if "max_score" in t)
     for entry in tests:  # Otter's score is the grade; say so where its report could not be read
         passed = sum(c.points for c in result.checks if c.question == entry["name"] and c.passed)
