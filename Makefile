@@ -31,9 +31,10 @@
 #                     (FOLDER/STUDENT.ipynb or FOLDER/STUDENT/*.ipynb; with ROSTER, a row for
 #                     every student on it, 0 and "no submission" where nothing came)
 #                     (unsandboxed: see the README's "Teaching with the book")
-#   make bundle OUT=FOLDER [SEED=N] [START=YYYY-MM-DD] [TZ=Europe/London]
+#   make bundle OUT=FOLDER [SEED=N] [START=YYYY-MM-DD] [TZ=Europe/London] [KEYS=0]
 #                     the private instructor bundle of a term, outside the repository; without
-#                     SEED a random 128-bit term seed is drawn and printed: keep it
+#                     SEED a random 128-bit term seed is drawn and printed: keep it; the labs'
+#                     answer keys are run with the term's seeds (a few minutes; KEYS=0: not run)
 #   make grade-rehearsal   grade a made-up class of 20 (_build/rehearsal), timed, and check each grade
 #   make slides       a reveal.js deck per chapter into _build/slides, with speaker notes
 #                     (executes the chapters with nbclient, or reuses the book's outputs where
@@ -133,7 +134,7 @@ grade: $(STAMP)
 	python -m tools.course grade-all "$(AUTOGRADER)" "$(SUBMISSIONS)" $(if $(OUT),--out "$(OUT)") $(if $(ROSTER),--roster "$(ROSTER)")
 
 bundle: $(STAMP)
-	python -m tools.course bundle "$(OUT)" $(if $(SEED),--seed "$(SEED)") $(if $(START),--start "$(START)") $(if $(TZ),--timezone "$(TZ)")
+	python -m tools.course bundle "$(OUT)" $(if $(SEED),--seed "$(SEED)") $(if $(START),--start "$(START)") $(if $(TZ),--timezone "$(TZ)") $(if $(filter 0,$(KEYS)),--no-run-keys)
 
 REHEARSAL ?= ch2_gradients
 grade-rehearsal: course

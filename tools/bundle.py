@@ -134,6 +134,38 @@ def folder_patterns(gitignore: Path) -> list[str]:
     ]
 
 
+def run_notebook(nb, timeout: float = 1800):
+    """A copy of ``nb`` run from top to bottom in a fresh Python kernel, with its outputs.
+
+    Args:
+        nb: a notebook (a lab's answer key).
+        timeout: the most seconds one cell may take.
+
+    Returns:
+        The executed copy; ``nb`` is unchanged.
+
+    Raises:
+        BundleError: a cell stopped with an error (its name and message).
+    """
+    import json
+
+    import nbformat
+    from nbclient import NotebookClient
+    from nbclient.exceptions import CellExecutionError
+
+    nb = nbformat.from_dict(json.loads(json.dumps(nb)))
+    with tempfile.TemporaryDirectory() as tmp:
+        client = NotebookClient(
+            nb, timeout=timeout, kernel_name="python3", resources={"metadata": {"path": tmp}}
+        )
+        try:
+            client.execute()
+        except CellExecutionError as error:
+            last = (str(error).strip().splitlines() or ["an error"])[-1]
+            raise BundleError(f"a lab's answer key stopped: {last}") from None
+    return nb
+
+
 def provenance(commit: str, changed: list[str]) -> str:
     """The bundle README's sentence on where the bundle comes from.
 
@@ -164,7 +196,12 @@ a new term takes a new seed, so that the hidden tests draw new inputs.
 {provenance}
 
 Students open the public notebooks of {repo} at `{release}` (the `repository` section of the
-book's `_config.yml`): the assignments in `student/assignments/`, the labs in `student/labs/`.
+book's `_config.yml`): the assignments in `student/assignments/`. {release_note}
+
+The labs are this term's own: `student/labs/` here has them with the seeds drawn from the term's
+seed, and `labs/NAME-key.ipynb` has their answer keys, {keys}. The public labs (in the
+repository's `student/labs/`) use the public seeds, whose answers anyone can compute: hand out
+this folder's `student/labs/` (on the learning platform) and grade only those.
 
 Grade a class, offline, from the repository's root:
 
@@ -176,11 +213,10 @@ hidden test. The notebooks' code runs as you,
 unsandboxed: for submissions you do not trust, see the README's "Teaching with the book".
 On Gradescope, upload `autograders/NAME-autograder.zip` as the assignment's autograder.
 
-Labs are graded with `rubrics/lab.md` against `labs/NAME-key.ipynb` (run it: its last part computes
-the reference answers from the recorded runs). The exam's key is `exam/key.md`; the mini-project
-is graded with `rubrics/project.md`, the two written exercises with `rubrics/written.md`. The
-course's policies (late work, collaboration, AI tools, regrades, accessibility) are in
-`policies.md`. {schedule}
+Labs are graded with `rubrics/lab.md` against `labs/NAME-key.ipynb`. The exam's key is
+`exam/key.md`; the mini-project is graded with `rubrics/project.md`, the two written exercises
+with `rubrics/written.md`. The course's policies (late work, collaboration, AI tools, regrades,
+accessibility) are in `policies.md`. {schedule}
 """
 
 NO_START = (
@@ -195,6 +231,7 @@ def make(
     start: str | None = None,
     repo: repository.Repository | None = None,
     timezone: str | None = None,
+    run_keys: bool = True,
 ) -> str:
     """Write the instructor bundle of one term.
 
@@ -204,6 +241,8 @@ def make(
         start: the Monday of week 1 (``YYYY-MM-DD``) to date the schedule, or None.
         repo: the repository and release (default: ``_config.yml``'s).
         timezone: the IANA time zone of the plan's times (default: the plan's ``timezone``).
+        run_keys: run each lab's answer key with the term's settings (a few minutes: they train),
+            so that the key shows its answers; False writes them unexecuted.
 
     Returns:
         What was written where: a line, then the commit it was made from (and a warning if the
@@ -212,7 +251,7 @@ def make(
 
     Raises:
         BundleError: ``out`` is inside the repository, or not empty, or ``seed`` is not an
-            integer >= 0.
+            integer >= 0, or a lab's answer key stops with an error.
     """
     if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
         raise BundleError(f"seed must be an integer >= 0, got {seed!r}")
@@ -238,7 +277,11 @@ def make(
                 Path(tmp) / name / "autograder" / f"{name}.ipynb", out / "assignments" / f"{name}.ipynb"
             )
     for lab in course.labs():
-        course.write_notebook(course.split_lab(lab, repo)[1], out / "labs" / f"{lab.stem}-key.ipynb")
+        student, key = course.split_lab(lab, repo, course.lab_parameters(lab.stem, seed))
+        course.write_notebook(student, out / "student" / "labs" / lab.name)
+        if run_keys:
+            key = run_notebook(key)
+        course.write_notebook(key, out / "labs" / f"{lab.stem}-key.ipynb")
     questions = exam.paper(course.term_seed(seed, "exam"))
     (out / "exam").mkdir()
     (out / "exam" / "paper.md").write_text(
@@ -260,7 +303,20 @@ def make(
         else "`schedule.csv` has the meetings and deadlines by week, without dates, and there is no "
         "`schedule.ics`: the bundle was made without a start date (`--start`)."
     )
+    release_note = (
+        "`main` moves during a term: for a term, tag a release and set it in `_config.yml` (see the "
+        "book's README, \"A term's release\"), then make the bundle again."
+        if repo.release == "main"
+        else "That release stays as it is for the whole term."
+    )
+    keys = (
+        "run with those seeds (their answers are printed)"
+        if run_keys
+        else "not run (`--no-run-keys`): run each before grading, a few minutes"
+    )
     readme = README.format(
+        release_note=release_note,
+        keys=keys,
         seed=seed,
         repo=repo.name,
         release=repo.release,

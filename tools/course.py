@@ -199,22 +199,80 @@ def assign(
     return target
 
 
-def split_lab(lab: Path, repo: repository.Repository) -> tuple[nbformat.NotebookNode, nbformat.NotebookNode]:
+#: What each lab's term draws afresh, so that a term's lab answers are not the public ones:
+#: (name of the lab's setting, how many seeds, drawn from how many).
+LAB_DRAWS = {
+    "ch4_lab": [("SEEDS", 3, 10_000)],  # three new seeds of the toy demo
+    "ch5_lab": [("SEED", 1, 10_000), ("SEEDS", 6, 10)],  # a model seed; 6 of the 10 recorded seeds
+}
+
+
+def lab_parameters(lab_name: str, seed: int | None) -> dict[str, str]:
+    """A lab's settings for one term, as Python literals, drawn from the term's seed.
+
+    Args:
+        lab_name: the lab's file name without ``.ipynb``.
+        seed: the term's seed, or None for the public edition (its settings are the lab's own).
+
+    Returns:
+        {setting: literal}; a draw of several seeds is a sorted tuple.
+
+    Example:
+        >>> lab_parameters("ch4_lab", None)
+        {}
+        >>> term = lab_parameters("ch4_lab", 2027)
+        >>> term == lab_parameters("ch4_lab", 2027) != lab_parameters("ch4_lab", 2028)
+        True
+    """
+    if seed is None:
+        return {}
+    import numpy as np
+
+    rng = np.random.default_rng(term_seed(seed, lab_name))
+    parameters = {}
+    for name, count, among in LAB_DRAWS.get(lab_name, []):
+        drawn = sorted(int(x) for x in rng.choice(among, size=count, replace=False))
+        parameters[name] = str(drawn[0]) if count == 1 else f"({', '.join(map(str, drawn))})"
+    return parameters
+
+
+def _set_parameters(nb: nbformat.NotebookNode, parameters: dict[str, str], name: str) -> None:
+    """Replace the value of each ``NAME = value  # comment`` line of the code (once each)."""
+    for setting, literal in parameters.items():
+        pattern = re.compile(rf"^{setting} = [^#\n]*?(\s*#.*)?$", flags=re.M)
+        found = 0
+        for cell in nb.cells:
+            if cell.cell_type == "code":
+                cell.source, n = pattern.subn(
+                    lambda m: f"{setting} = {literal}{m.group(1) or ''}", cell.source
+                )
+                found += n
+        if found != 1:
+            raise ValueError(f"{name}: the setting {setting} is set on {found} lines, not 1")
+
+
+def split_lab(
+    lab: Path, repo: repository.Repository, parameters: dict[str, str] | None = None
+) -> tuple[nbformat.NotebookNode, nbformat.NotebookNode]:
     """A lab as students get it (up to its "## Reference" heading) and its answer key (all of it).
 
     Args:
         lab: the lab in ``course/labs``.
         repo: the repository and release that its badge and install cell name.
+        parameters: the term's settings (:func:`lab_parameters`), written into both; None or {}:
+            the lab's own.
 
     Returns:
         ``(student notebook, answer key)``, links filled in.
 
     Raises:
-        ValueError: the lab has no cell that starts with ``## Reference``.
+        ValueError: the lab has no cell that starts with ``## Reference``, or a setting of
+            ``parameters`` is not set on exactly one line.
     """
     key = nbformat.read(lab, as_version=4)
     for cell in key.cells:
         cell.source = repo.fill(cell.source).replace("{{path}}", f"student/labs/{lab.name}")
+    _set_parameters(key, parameters or {}, lab.name)
     starts = [
         i
         for i, c in enumerate(key.cells)
@@ -348,6 +406,12 @@ def parser() -> argparse.ArgumentParser:
         "--timezone",
         help="the IANA time zone of the plan's times, e.g. Europe/Berlin (the plan's: Europe/London)",
     )
+    bundle.add_argument(
+        "--no-run-keys",
+        dest="run_keys",
+        action="store_false",
+        help="write the labs' answer keys without running them (running them trains: a few minutes)",
+    )
     return top
 
 
@@ -378,7 +442,11 @@ def main(argv: list[str] | None = None) -> int:
         elif args.command == "bundle":
             seed, warning = bundle.choose_seed(args.seed)
             print(warning, file=sys.stderr)
-            print(bundle.make(args.out, seed=seed, start=args.start, timezone=args.timezone))
+            print(
+                bundle.make(
+                    args.out, seed=seed, start=args.start, timezone=args.timezone, run_keys=args.run_keys
+                )
+            )
         else:
             for name, zip_path in build().items():
                 print(f"{name}: {zip_path.relative_to(ROOT)}, student notebook in student/assignments/{name}")
