@@ -504,7 +504,8 @@ def test_a_cell_that_does_not_parse_is_named_not_blamed_on_the_stub(tmp_path, mo
     monkeypatch.setattr(course, "_otter", _fake_otter({"s": (0, output)}))
     notebook = _notebook(tmp_path / "s.ipynb", "import numpy as np", "def f(x):\n    return x +* 1")
     result = grading.grade(zip_path, notebook)
-    assert result.problem.startswith("code cell 2 is not valid Python (invalid syntax, line 2)")
+    assert "(code cell 2) is not valid Python (invalid syntax, line 2 of the cell)" in result.problem
+    assert "Problem: the code cell that starts `def f(x):`" in grading.feedback(result)
     assert grading.never_defined("f") in result.problem and result.missing == ["f"]
     assert all("never defined" in c.reason and "stub" not in c.reason for c in result.checks)
 
@@ -1238,6 +1239,8 @@ def test_a_term_bundle_grades_its_solutions_in_full(tmp_path):
             assert line in student and line in key, (lab.stem, line)
             assert line not in (ROOT / "student" / "labs" / lab.name).read_text()
         assert "## Reference" not in student and "## Reference" in key
+        cells = nbformat.reads(student, as_version=4).cells
+        assert cells[0].source == course.TERM_LAB_NOTE and not any("colab-badge" in c.source for c in cells)
     assert (out / "exam" / "key.md").exists() and (out / "policies.md").read_text() == POLICIES.read_text()
     calendar = _parse_ics((out / "schedule.ics").read_bytes().decode("utf-8"))
     assert sum(_props(e, "CATEGORIES") == ["DEADLINE"] for e in calendar[2]) == len(plan.load()["due"])

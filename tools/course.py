@@ -207,6 +207,13 @@ LAB_DRAWS = {
 }
 
 
+#: The first cell of a term's lab, in place of the public lab's Colab badge.
+TERM_LAB_NOTE = (
+    "*This is this term's lab, with this term's seeds: work in this file, not in the public lab of the "
+    "same name. Open it in Jupyter, or in Colab with File → Upload notebook.*"
+)
+
+
 def lab_parameters(lab_name: str, seed: int | None) -> dict[str, str]:
     """A lab's settings for one term, as Python literals, drawn from the term's seed.
 
@@ -272,6 +279,10 @@ def split_lab(
     key = nbformat.read(lab, as_version=4)
     for cell in key.cells:
         cell.source = repo.fill(cell.source).replace("{{path}}", f"student/labs/{lab.name}")
+    if parameters:  # a term's lab is a file handed out, not the public notebook its badge would open
+        badge = key.cells[0]
+        assert badge.cell_type == "markdown" and "colab-badge" in badge.source, lab.name
+        badge.source = TERM_LAB_NOTE
     _set_parameters(key, parameters or {}, lab.name)
     starts = [
         i

@@ -201,20 +201,30 @@ def defined_names(nb: dict) -> set[str]:
     return names
 
 
+def _first_line(source: str, limit: int = 40) -> str:
+    """A cell's first non-empty line, shortened: how a student finds the cell."""
+    line = next((line.strip() for line in source.splitlines() if line.strip()), "")
+    return line if len(line) <= limit else line[: limit - 1] + "…"
+
+
 def syntax_errors(nb: dict) -> list[str]:
     """One plain sentence per code cell that is not valid Python (it defines nothing when run).
 
-    >>> syntax_errors({"cells": [{"cell_type": "code", "source": "x = 1"},
-    ...                          {"cell_type": "code", "source": "def f(:"}]})
-    ['code cell 2 is not valid Python (invalid syntax, line 1): nothing in it ran']
+    >>> (error,) = syntax_errors({"cells": [{"cell_type": "code", "source": "x = 1"},
+    ...                                     {"cell_type": "code", "source": "def f(:"}]})
+    >>> error.startswith("the code cell that starts `def f(:` (code cell 2) is not valid Python")
+    True
     """
     errors = []
     for number, source in _code_cells(nb):
         try:
             ast.parse(source)
         except SyntaxError as error:
-            where = f"{error.msg}, line {error.lineno}"
-            errors.append(f"code cell {number} is not valid Python ({where}): nothing in it ran")
+            where = f"{error.msg}, line {error.lineno} of the cell"
+            errors.append(
+                f"the code cell that starts `{_first_line(source)}` (code cell {number}) is not valid Python "
+                f"({where}): nothing in it ran, so nothing it defines exists"
+            )
     return errors
 
 
@@ -335,7 +345,10 @@ def _failed_cases(output: str) -> dict[tuple[str, int], str]:
     return failed
 
 
-_STUB_HINT = " (the function returned None: is it still the `...` stub, or missing a return?)"
+_STUB_HINT = (
+    " (the function returned None: is it still the `...` stub, or missing a return? Or did a cell"
+    " above it stop with an error, so that it was never defined?)"
+)
 
 
 def _private(reason: str) -> str:
@@ -435,6 +448,11 @@ def grade(autograder: Path, submission: Path, timeout: float = 300) -> Result:
     return result
 
 
+def syntax_errors_of(result: Result) -> list[str]:
+    """The sentences of ``result.problem`` about cells that do not parse (see :func:`syntax_errors`)."""
+    return [part for part in result.problem.split("; ") if " is not valid Python " in part]
+
+
 def feedback(result: Result) -> str:
     """The feedback for a student: the score, then every check with what went wrong.
 
@@ -447,6 +465,7 @@ def feedback(result: Result) -> str:
     lines = [f"{result.submission.name}: {result.score:g} / {result.max_score:g}"]
     if not result.graded:
         return "\n".join([*lines, f"Not graded: {result.problem or 'no checks were run'}", ""])
+    lines += [f"Problem: {line}" for line in syntax_errors_of(result)]
     said = set()
     for check in result.checks:
         if check.question in result.missing:  # one line for the function, not one per check

@@ -96,7 +96,8 @@ def _event_title(row: dict) -> str:
     # the exam row's week is "Final": "week Final exam" reads badly in a calendar
     if row["week"] == "Final":
         return f"final {row['meeting'].lower()}"
-    return f"week {row['week']} {row['meeting'].lower()}"
+    optional = " (optional)" if str(row.get("what", "")).startswith("optional") else ""
+    return f"week {row['week']} {row['meeting'].lower()}{optional}"
 
 
 def _week(meeting: dict) -> str:

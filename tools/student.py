@@ -314,6 +314,8 @@ def readme(chapters: Path = ROOT / "chapters", folder: str = "student") -> str:
         "(File → Download .ipynb).\n\n"
         "| Assignment | |\n|---|---|\n" + "\n".join(assignments) + "\n\n"
         "## Labs\n\n"
+        "These are the public labs, with the public seeds, for practice. A graded lab is the one your "
+        "course hands out for this term: its seeds are its own.\n\n"
         "| Lab | |\n|---|---|\n" + "\n".join(labs) + "\n\n"
         "The course's policies (late work, collaboration, AI tools, regrades, accessibility): "
         "[`course/policies.md`](../course/policies.md).\n"
