@@ -1535,6 +1535,12 @@ def test_the_lab_rubric_is_point_by_point_and_adds_up_to_10():
     assert "loses the Part B point" not in flat and "full marks" not in flat
 
 
+def test_the_exams_sparsemax_question_has_a_support_of_two_or_three_of_its_four_tokens():
+    for seed in range(200):
+        key = exam.paper(seed)[0].key
+        assert re.search(r"Support size \$k = [23]\$", key), (seed, key)
+
+
 def test_the_exams_dilution_key_derives_the_threshold_for_k_tokens():
     for seed in range(8):
         question = exam.paper(seed)[3]

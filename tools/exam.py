@@ -36,10 +36,12 @@ def _vector(values, digits=3) -> str:
 
 def sparsemax_by_hand(rng: np.random.Generator) -> Question:
     """Sparsemax of four scores: the support, the threshold, the probabilities (Chapter 1)."""
-    z = np.round(rng.uniform(-1, 1.5, size=4), 1)
-    z[rng.integers(4)] = np.round(z.max() + rng.choice([0.2, 0.4, 0.6]), 1)  # a clear top score
-    ordered = np.sort(z)[::-1]  # Chapter 1's sort-based threshold
-    k = int(np.sum(1 + np.arange(1, 5) * ordered > np.cumsum(ordered)))
+    k = 0
+    while k not in (2, 3):  # a support of one token, or of all four, makes the question trivial
+        z = np.round(rng.uniform(-1, 1.5, size=4), 1)
+        z[rng.integers(4)] = np.round(z.max() + rng.choice([0.2, 0.4, 0.6]), 1)  # a clear top score
+        ordered = np.sort(z)[::-1]  # Chapter 1's sort-based threshold
+        k = int(np.sum(1 + np.arange(1, 5) * ordered > np.cumsum(ordered)))
     tau = (ordered[:k].sum() - 1) / k
     p = np.clip(z - tau, 0, None)
     support = p > 0
