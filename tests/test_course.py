@@ -1240,7 +1240,12 @@ def test_a_term_bundle_grades_its_solutions_in_full(tmp_path):
             assert line not in (ROOT / "student" / "labs" / lab.name).read_text()
         assert "## Reference" not in student and "## Reference" in key
         cells = nbformat.reads(student, as_version=4).cells
-        assert cells[0].source == course.TERM_LAB_NOTE and not any("colab-badge" in c.source for c in cells)
+        assert not any("colab-badge" in c.source for c in cells)
+        # only the badge's line is replaced: the title, the time plan and Part A's questions stay
+        public = nbformat.read(ROOT / "student" / "labs" / lab.name, as_version=4).cells[0].source
+        assert cells[0].source == public.replace(public.splitlines()[0], course.TERM_LAB_NOTE, 1)
+        assert cells[0].source.startswith(course.TERM_LAB_NOTE) and "# Lab " in cells[0].source
+        assert "**Part A.**" in cells[0].source
     assert (out / "exam" / "key.md").exists() and (out / "policies.md").read_text() == POLICIES.read_text()
     calendar = _parse_ics((out / "schedule.ics").read_bytes().decode("utf-8"))
     assert sum(_props(e, "CATEGORIES") == ["DEADLINE"] for e in calendar[2]) == len(plan.load()["due"])

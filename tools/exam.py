@@ -108,7 +108,8 @@ def dilution(rng: np.random.Generator) -> Question:
     while K * np.exp(s) / (K * np.exp(s) + first - K) >= target:
         first += 1
     text = (
-        f"A sequence of $L$ tokens has $K = {K}$ informative tokens with score $s = {s:g}$ and $L - K$ "
+        f"A sequence of $L$ tokens has $K = {K}$ informative {'token' if K == 1 else 'tokens'} with score "
+        f"$s = {s:g}$ and $L - K$ "
         f"distractors with score 0. What attention mass does softmax put "
         f"on the informative tokens at "
         f"$L = {L}$? From which $L$ on is it below {target:g}? "
