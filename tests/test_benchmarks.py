@@ -34,6 +34,7 @@ def reported(output):
     return {(size, name): float(value) for size, name, value in lines}
 
 
+@pytest.mark.slow
 def test_kernel_matches_xla_in_interpret_mode(kernel_check, capsys):
     assert kernel_check.main(["--interpret", "--sizes", "8x16"]) == 0
     output = capsys.readouterr().out

@@ -401,6 +401,7 @@ def _readme_section():
     return text[text.index("## Teaching with the book") : text.index("## Recorded runs")]
 
 
+@pytest.mark.slow
 def test_grading_is_said_to_be_unsandboxed_with_the_safe_ways_that_exist(capsys):
     import subprocess
     import sys
@@ -1088,6 +1089,7 @@ def test_exam_paper_numbers_come_from_the_seed_and_the_specimen_has_no_key():
     assert key.count("> **Key.**") == len(a) == len(exam.QUESTIONS)
 
 
+@pytest.mark.slow
 def test_exam_keys_are_right():
     seeds = [int(s) for s in np.random.default_rng(5).integers(2**32, size=8)]
     questions = [exam.sparsemax_by_hand(np.random.default_rng(seed)) for seed in seeds]
@@ -1269,6 +1271,7 @@ def test_lab_parameters_are_drawn_per_term_and_written_on_their_one_line():
         course.split_lab(LABS[0], repository.load(), {"NOPE": "1"})
 
 
+@pytest.mark.slow
 def test_an_answer_key_is_run_with_its_outputs_and_a_failing_one_stops_the_bundle():
     nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell("SEEDS = (3, 4)\nprint(sum(SEEDS))")])
     ran = bundle.run_notebook(nb, timeout=120)

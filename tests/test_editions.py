@@ -76,6 +76,7 @@ def edition(tmp_path_factory):
     return out
 
 
+@pytest.mark.slow
 def test_committed_student_edition_is_what_make_student_writes(tmp_path):
     student.build(tmp_path)
     committed = sorted(p.name for p in (ROOT / "student").glob("*.ipynb"))
@@ -311,6 +312,7 @@ COLAB = sorted((ROOT / colab.EDITION).glob("*.ipynb"))
 EDITIONS = [*COLAB, *sorted((ROOT / "student").glob("*.ipynb"))]
 
 
+@pytest.mark.slow
 def test_committed_colab_edition_is_what_make_colab_writes(tmp_path):
     colab.build(tmp_path)
     assert (

@@ -265,6 +265,7 @@ FIRST_IMPORTS = (
 )
 
 
+@pytest.mark.slow
 def test_any_module_can_be_imported_first():
     """Each in a fresh interpreter (an import order that works only after another module was
     imported would fail here); the interpreters run side by side."""

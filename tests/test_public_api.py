@@ -286,6 +286,7 @@ def test_uses_only_existing_public_names(path):
     assert not found, "\n".join(found)
 
 
+@pytest.mark.slow
 def test_every_file_checked_uses_the_packages():
     """Guards the collection itself: a file whose imports the parser missed would pass unseen."""
     for path in FILES:

@@ -129,6 +129,7 @@ def _run_in_kernel(kc, allow_stdin):
     return [m for m in outputs if m["msg_type"] in ("stream", "display_data", "update_display_data")]
 
 
+@pytest.mark.slow
 def test_real_kernel_headless_vs_front_end():
     """nbclient and nbval send allow_stdin=False: no output but the cell's own; a front end gets the bar."""
     jupyter_client = pytest.importorskip("jupyter_client")
@@ -146,6 +147,7 @@ def test_real_kernel_headless_vs_front_end():
         km.shutdown_kernel(now=True)
 
 
+@pytest.mark.slow
 def test_book_executor_records_no_progress_output(tmp_path):
     """jupyter-book executes chapters with nbclient: the stored outputs hold no bar."""
     nbclient = pytest.importorskip("nbclient")

@@ -60,6 +60,7 @@ def _numpy_weights(module, x, mask):
     return np_entmax(scores, alpha)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("normaliser", list(NORMALISERS))
 def test_masked_keys_get_zero_weight_and_rows_sum_to_one(normaliser):
     lengths = [6, 4, 2]
@@ -128,6 +129,7 @@ def _loss(module, x, mask, target):
     return jnp.sum((module(x, mask=mask) - target) ** 2)
 
 
+@pytest.mark.slow
 def test_alpha_gradients_are_nonzero_and_match_finite_differences():
     module = EntmaxMultiHeadAttention(HEADS, FEATURES, "alpha_entmax", rngs=nnx.Rngs(7))
     # float64 copy of every parameter, so that finite differences are accurate
@@ -149,6 +151,7 @@ def test_alpha_gradients_are_nonzero_and_match_finite_differences():
         np.testing.assert_allclose(grad[h], (losses[0] - losses[1]) / (2 * eps), rtol=1e-4, atol=1e-8)
 
 
+@pytest.mark.slow
 def test_alpha_gradient_through_nnx_grad():
     module = EntmaxMultiHeadAttention(HEADS, FEATURES, "alpha_entmax", rngs=nnx.Rngs(3))
     x, target = _inputs(seed=6), _inputs(seed=7)
@@ -223,6 +226,7 @@ def test_num_heads_accepts_numpy_integers():
     assert EntmaxMultiHeadAttention(np.int64(2), FEATURES, "softmax", rngs=nnx.Rngs(0)).head_dim == 8
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("shape", [(5,), (3, 5)])
 def test_alpha_entmax_needs_a_head_axis(shape):
     with pytest.raises(ValueError, match=r"scores of shape \(\.\.\., H, Lq, Lk\)"):
@@ -232,6 +236,7 @@ def test_alpha_entmax_needs_a_head_axis(shape):
     np.testing.assert_allclose(np.asarray(p).sum(-1), 1.0, atol=1e-6)
 
 
+@pytest.mark.slow
 def test_bfloat16_parameters_outside_jit():
     """A layer cast to bfloat16 (its α logits too) runs eagerly: a concrete bf16 α is a number."""
     layer = EntmaxMultiHeadAttention(2, 8, "alpha_entmax", rngs=nnx.Rngs(0))
@@ -246,6 +251,7 @@ def test_bfloat16_parameters_outside_jit():
 # --- bad input round two: meaning-changing arguments are refused, naming the argument ---------
 
 
+@pytest.mark.slow
 def test_an_additive_float_mask_is_refused_not_read_as_booleans():
     q = k = jax.random.normal(jax.random.key(0), (4, 2, 8))
     valid = jnp.arange(4) < 3
@@ -291,6 +297,7 @@ def test_layer_arguments_are_checked_when_the_layer_is_made(kwargs, name):
         make_attention_fn("alpha_entmax", alpha=1.5, n_iter=0)
 
 
+@pytest.mark.slow
 def test_layer_dropout_acts_only_with_a_key_and_returns_the_weights_before_it():
     layer = EntmaxMultiHeadAttention(2, 8, "entmax15", rngs=nnx.Rngs(0), dropout_rate=0.5)
     x = jax.random.normal(jax.random.key(1), (2, 5, 8))

@@ -37,8 +37,6 @@ bisect_learned = jax.jit(entmax_bisect, static_argnames=("axis", "n_iter"))  # �
 # ----------------------------------------------------------------------------------------
 # Known values (from the documentation of the PyTorch entmax package, github.com/deep-spin/entmax)
 # ----------------------------------------------------------------------------------------
-
-
 def test_known_values_sparsemax_and_entmax15():
     x = jnp.array([-2.0, 0.0, 0.5])
     # Eagerly (as in a notebook) for the two exact maps, under jit for the bisection.
@@ -99,6 +97,7 @@ def _exact_maps():
     return dict(zip(SORT_SHAPES, zip(zs, outputs, strict=True), strict=True))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("shape", SORT_SHAPES)
 def test_exact_maps_equal_sorting_and_bisection(shape):
     z, (sparse, ent15) = _exact_maps()[shape]
@@ -113,6 +112,7 @@ def test_exact_maps_equal_sorting_and_bisection(shape):
 # ----------------------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("alpha", ALPHAS)
 def test_gradients_match_finite_differences_learned_alpha(alpha):
     """Derivatives w.r.t. x and α together; α is traced, so all α share one compilation."""
@@ -123,6 +123,7 @@ def test_gradients_match_finite_differences_learned_alpha(alpha):
 FIXED_ALPHAS = [1.33, 1.5, 2.0]  # a generic power, and the two exponents compiled as multiplies
 
 
+@pytest.mark.slow
 def test_gradients_match_finite_differences_fixed_alpha():
     """Derivatives w.r.t. x of every fixed-α map (α a Python float), all in one program."""
     zs = {
@@ -141,6 +142,7 @@ def test_gradients_match_finite_differences_fixed_alpha():
     check_grads(maps, inputs, order=1, modes=("fwd", "rev"))
 
 
+@pytest.mark.slow
 def test_second_derivatives_of_the_fixed_maps_are_finite_and_right():
     """Hessian-vector products (e.g. for meta-learning) need the JVP rule itself to be differentiable:
     s = sqrt(p) at α = 1.5 must not turn 0 · ∞ into NaN off the support."""
@@ -161,6 +163,7 @@ def _alpha_jvp(z, alpha):
     return jax.jvp(lambda a: entmax_bisect(z, a), (alpha,), (jnp.ones_like(alpha),))
 
 
+@pytest.mark.slow
 def test_alpha_gradient_at_one():
     z = np.random.default_rng(1).standard_normal((4, 6))
     ones = jnp.ones((4, 1))
@@ -258,6 +261,7 @@ def _naive_and_library_jacobians(z, alpha):
     return naive_entmax_jax(z, alpha), naive, forward, reverse
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("alpha", [1.33, 1.5, 2.0, 2.5])
 def test_jacobians_match_autodiff_of_naive_bisection(alpha):
     z = jnp.asarray(well_separated(np.random.default_rng(4), (6,), alpha))
@@ -281,6 +285,7 @@ def _weighted_sum_grads(alpha, z, w):
     return jax.grad(loss)(alpha), jax.jacfwd(loss)(alpha)
 
 
+@pytest.mark.slow
 def test_alpha_cotangent_summed_back_to_alpha_shape():
     batch, heads, length = 2, 3, 4
     rng = np.random.default_rng(5)
@@ -350,6 +355,7 @@ def _transformed():
     return z, w, transformed(z, w)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", TRANSFORM_MAPS)
 def test_jit_vmap_grad_jacfwd_jacrev(name):
     z, w, results = _transformed()
@@ -409,6 +415,7 @@ def _values_and_grads_in_every_dtype():
     return {dtype: (z, out) for dtype, z, out in zip(DTYPE_ATOL, zs, outputs, strict=True)}
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("dtype", list(DTYPE_ATOL), ids=lambda d: jnp.dtype(d).name)
 def test_dtypes(dtype):
     z, outputs = _values_and_grads_in_every_dtype()[dtype]
@@ -425,6 +432,7 @@ def test_dtypes(dtype):
 AXIS_MAPS = {name: MAPS[name] for name in ("softmax", "sparsemax", "entmax15", "bisect_fixed_alpha")}
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("axis", [0, -2])  # -2 is axis 1 here; -1 is the default, used everywhere else
 def test_any_axis_equals_moving_the_axis(axis):
     rng = np.random.default_rng(10 + axis)
@@ -469,6 +477,7 @@ FLOAT32_CASES = {
 }
 
 
+@pytest.mark.slow
 def test_float32_worst_error_against_float64_reference():
     """Worst |p32 − p64| over 3 × 256 random rows of length 64 (scales 0.5, 3, 20)."""
     rng = np.random.default_rng(11)

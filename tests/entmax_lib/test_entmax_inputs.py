@@ -55,6 +55,7 @@ def _reference_without_masked(z, alpha):
     return p
 
 
+@pytest.mark.slow
 def test_masked_entries_get_zero_probability_and_finite_gradients():
     w = np.random.default_rng(0).standard_normal(MASKED.shape)
     alpha_rows = jnp.array([[1.0], [1.5], [2.0], [3.0]])
@@ -115,6 +116,7 @@ def _peaked_values_and_grads():
     return {dtype: (z, out) for dtype, z, out in zip(PEAKED_ATOL, zs, outputs, strict=True)}
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("dtype", list(PEAKED_ATOL), ids=lambda d: jnp.dtype(d).name)
 def test_large_and_peaked_scores(dtype):
     z, outputs = _peaked_values_and_grads()[dtype]
@@ -129,6 +131,7 @@ def test_large_and_peaked_scores(dtype):
         assert np.all(np.isfinite(grad64)) and np.all(grad64[4] == 0.0), name
 
 
+@pytest.mark.slow
 def test_very_spread_scores_float32_match_float64():
     """Scores of scale 1e4 (float32): the threshold search must not lose the threshold."""
     z = jnp.asarray(1e4 * np.random.default_rng(2).standard_normal((64, 16)), jnp.float32)
@@ -148,6 +151,7 @@ def test_very_spread_scores_float32_match_float64():
 # ----------------------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_nan_poisons_its_row_only():
     rng = np.random.default_rng(4)
     z = rng.standard_normal((4, 6))
@@ -285,6 +289,7 @@ def test_booleans_are_not_integers(flag):
         entmax_bisect(X, 1.5, n_iter=flag)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("dtype", [jnp.bfloat16, jnp.float16, jnp.float32, jnp.int32])
 def test_concrete_alpha_of_any_jax_real_dtype_is_accepted(dtype):
     """bfloat16 is an ml_dtypes type, not a NumPy floating type: it must still count as a number."""
@@ -303,6 +308,7 @@ def test_concrete_alpha_above_the_limit_raises_naming_alpha(alpha):
         entmax_bisect(X, alpha)
 
 
+@pytest.mark.slow
 def test_alpha_at_the_limit_is_the_argmax_without_nan():
     z = jnp.array([[0.0, 1.0, 0.5], [3.0, -1.0, 2.0]], jnp.float32)
     p = entmax_bisect(z, ALPHA_LIMIT)

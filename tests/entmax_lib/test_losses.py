@@ -111,6 +111,7 @@ def test_reference_agrees_with_the_shared_numpy_entmax():
 # ----------------------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_traced_alpha_matches_numpy_reference():
     rng = np.random.default_rng(2)
     z = 2.0 * rng.standard_normal((B, D))
@@ -158,6 +159,7 @@ def test_alpha_one_with_a_distribution_target_is_kl_divergence_not_cross_entropy
     assert np.all(np.asarray(ce) - np.asarray(loss) > 0.1)  # the target's entropy, left out
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("beta", [1e-4, 1e-5, 1e-6, 1e-7])
 def test_alpha_just_above_one_as_a_number_is_as_accurate_as_as_an_array(beta):
     # Float32 scores: Ω_α = Σ (p^α − p)/(α(α−1)) cancels there unless written with expm1.
@@ -279,6 +281,7 @@ def test_hessian_is_the_jacobian_of_the_map():
 # ----------------------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_integer_labels_vmap_reductions_and_axis():
     rng = np.random.default_rng(11)
     z = jnp.asarray(rng.standard_normal((B, D)))

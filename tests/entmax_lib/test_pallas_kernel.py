@@ -21,6 +21,7 @@ def kernel_inputs():
     return jnp.asarray(z), jnp.asarray(alpha)
 
 
+@pytest.mark.slow
 def test_kernel_matches_xla_forward_traced_alpha():
     z, alpha = kernel_inputs()
     got = pallas_kernel.entmax_rows(z, alpha - 1.0, 25, interpret=True)
@@ -47,6 +48,7 @@ def test_kernel_is_never_tried_on_cpu():
     assert pallas_kernel.maybe_entmax_forward(z, 0.5, 25) is None
 
 
+@pytest.mark.slow
 def test_failure_to_compile_the_kernel_falls_back_to_xla_with_a_warning(monkeypatch):
     """Pretend to be on a GPU with the kernel enabled: it cannot compile on this CPU, so XLA must answer."""
     monkeypatch.setattr(jax, "default_backend", lambda: "gpu")

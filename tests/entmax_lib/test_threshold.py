@@ -58,6 +58,7 @@ def separated_rows(rng, n_rows, d, alpha):
 # ----------------------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("d", [1, 7, 512, 4096])
 def test_float32_error_below_1e6_learned_alpha(d):
     z, alpha = float32_rows(d, ALPHAS)
@@ -75,6 +76,7 @@ def test_float32_error_below_1e6_fixed_alpha(alpha):
     np.testing.assert_allclose(np.asarray(p, np.float64), want, rtol=0, atol=1e-6)
 
 
+@pytest.mark.slow
 def test_float32_alpha_3_on_well_conditioned_rows():
     """α = 3: p = u^{1/2} is infinitely steep at the threshold, so float32 rounding of u near 0
     costs up to sqrt(eps) ≈ 3e-4 in p — for any float32 method. Rows that keep a margin from
@@ -106,6 +108,7 @@ def test_sparsemax_and_entmax15_equal_the_sort_based_algorithms():
     np.testing.assert_allclose(p_15, np_entmax15_sort(z), rtol=0, atol=5e-15)
 
 
+@pytest.mark.slow
 def test_sparsemax_and_entmax15_do_not_sort():
     """A sort is ~200× a softmax on CPU; the maps must not contain one (nor a top-k)."""
     sorting = re.compile(r"\b(sort|top_k)\[")  # the primitives, not a gather's indices_are_sorted
@@ -115,6 +118,7 @@ def test_sparsemax_and_entmax15_do_not_sort():
         assert sorting.search(jaxpr) is None
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("d", [64, 2048])
 def test_float32_near_uniform_long_rows_keep_sum_and_entries(d):
     """The hard case of a threshold near 1 with a long support: θ's rounding (6e-8) is shared by
@@ -265,6 +269,7 @@ def per_head_tolerance(alpha, dtype):
     return np.maximum(1e-6, 1.2e-7 ** (1.0 / (alpha - 1.0)))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 @pytest.mark.parametrize("d", [16, 32, 40])
 def test_short_rows_with_one_alpha_per_head_match_the_float64_reference(d, dtype):
@@ -306,6 +311,7 @@ def test_roots_next_to_the_lower_end_stop_within_three_passes():
     assert np.all(p[:, 0] == 1.0) and np.all(p[:, 1:] == 0.0)
 
 
+@pytest.mark.slow
 def test_short_learned_alpha_rows_stop_within_four_passes():
     """Rows of ≤ 40 keys with a learned α ≤ 2: at most 4 evaluations of F (2–3 for most rows)."""
     rng = np.random.default_rng(18)
@@ -315,6 +321,7 @@ def test_short_learned_alpha_rows_stop_within_four_passes():
         assert steps_taken(jnp.asarray(z, jnp.float32), jnp.asarray(beta, jnp.float32)) <= 4
 
 
+@pytest.mark.slow
 def test_stopped_learned_alpha_rows_sit_on_the_root_in_float64():
     """search_step's last step is taken into θ: where it stops, F(θ) = 1 to float64 rounding."""
     rng = np.random.default_rng(19)
@@ -329,6 +336,7 @@ def test_stopped_learned_alpha_rows_sit_on_the_root_in_float64():
     assert float(jnp.abs(sums(rows.theta)[0] - 1.0).max()) < 1e-13
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("dtype", [jnp.bfloat16, jnp.float16])
 def test_short_rows_low_precision_inputs_with_alpha_gradients(dtype):
     """bf16/f16 attention scores: p in the input dtype within its rounding of the float64

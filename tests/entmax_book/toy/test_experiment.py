@@ -210,6 +210,7 @@ def test_the_grid_shows_progress_only_when_someone_watches(monkeypatch, capsys):
     assert "toy grid" in err and "L=6" in err and "final loss=" in err and "alpha=" in err
 
 
+@pytest.mark.slow
 def test_a_diverging_training_stops_with_its_losses(monkeypatch):
     """A learning rate of 1e30 used to train on through NaN and return non-finite results."""
     evaluated = []

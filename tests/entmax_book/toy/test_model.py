@@ -43,6 +43,7 @@ def test_initial_weights_follow_the_demo():
     np.testing.assert_allclose(keys.var(), 1 / CONFIG.dim, rtol=5 * np.sqrt(2 / keys.size))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("alpha", [1.0, 1.5, 2.0, 1.3])
 def test_forward_matches_independent_references(alpha, small_batch):
     params = model.init_params(1, dataclasses.replace(CONFIG, query_scale=4.0))
@@ -73,6 +74,7 @@ def test_learned_alpha_is_bounded_and_inverted():
             logit_for_alpha(bad)
 
 
+@pytest.mark.slow
 def test_learned_alpha_gradient_matches_finite_differences(small_batch):
     params = model.init_params(3, dataclasses.replace(CONFIG, query_scale=4.0))
     tokens, labels = jnp.asarray(small_batch.tokens, jnp.float32), jnp.asarray(small_batch.labels)

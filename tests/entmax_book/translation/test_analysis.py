@@ -121,6 +121,7 @@ def test_alpha_modes_are_not_fooled_by_heads_at_the_clamp():
     assert alpha_modes({"encoder_self": two_modes.reshape(2, 24)}) == {"dense": 20, "sparse": 28, "heads": 48}
 
 
+@pytest.mark.slow
 def test_ablating_a_head_removes_its_contribution_and_only_in_the_copy():
     import jax.numpy as jnp
     from translation_helpers import small_model

@@ -78,6 +78,7 @@ def tiny_model():
     return small_model("softmax")
 
 
+@pytest.mark.slow
 def test_decoder_is_causal_and_padding_is_ignored(tiny_model):
     src, tgt = _random_batch()
     logits, attention = _with_weights(tiny_model, src, tgt)
@@ -128,6 +129,7 @@ def _logits_with_key(model, src, tgt, key):
     return model(src, tgt, True, dropout_key=key)
 
 
+@pytest.mark.slow
 def test_dropout_is_off_without_a_key_and_random_with_one():
     src, tgt = _random_batch()
     rates = {"dropout": 0.3, "attention_dropout": 0.2, "ffn_dropout": 0.4}

@@ -168,6 +168,7 @@ def test_schedules_at_a_few_steps():
     assert float(short(5)) == pytest.approx(1.0)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("schedule", ["inverse_sqrt", "cosine"])
 def test_a_run_of_one_step_trains(schedule):
     # inverse_sqrt used to take its warm-up as min(warmup, steps // 2) = 0 for one step: rate 0
@@ -251,6 +252,7 @@ def test_training_shows_step_loss_and_alpha_when_someone_watches(monkeypatch, ca
     assert "watched" in err and "4/4" in err and "step=" in err and "loss=" in err and "alpha=" in err
 
 
+@pytest.mark.slow
 def test_training_stops_at_the_first_non_finite_loss_and_keeps_the_history():
     config = _train_config(steps=50, warmup_steps=1, learning_rate=1e30)
     with pytest.raises(TrainingDiverged, match="not finite at step") as info:
@@ -261,6 +263,7 @@ def test_training_stops_at_the_first_non_finite_loss_and_keeps_the_history():
     json.dumps(error.history)  # what was measured stays usable
 
 
+@pytest.mark.slow
 def test_stop_after_runs_the_start_of_the_same_schedule():
     """Stopping after 4 of 8 steps gives the first records of the whole run, and is checked."""
     split, config = random_split(seed=3), _train_config(steps=8, warmup_steps=4)

@@ -177,6 +177,7 @@ def test_generation_is_deterministic_and_distinct(examples):
     assert len({e.src for e in examples}) == len(examples)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("version", [1, 2])
 def test_translation_is_a_function_of_the_source(version):
     """The same English sentence always gets the same German one (no free choices)."""

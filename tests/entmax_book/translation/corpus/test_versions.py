@@ -55,6 +55,7 @@ def record_corpus():
     return generate_corpus(RECORD_PAIRS, seed=0)
 
 
+@pytest.mark.slow
 def test_version_1_is_the_record_s_corpus_word_for_word(record_corpus):
     assert configs.RECIPE.data.corpus_version == 1 == DataConfig().corpus_version
     assert RECORD_PAIRS == 9451  # ceil(1.35 · 6000) = 8101 in floating point
