@@ -70,9 +70,9 @@ def saturation(rng: np.random.Generator) -> Question:
     key = (
         f"For $t \\ge 1/(\\alpha - 1) = {bound:.4g}$ (the second token is zero once "
         f"$(\\alpha-1)\\,t \\ge 1$). At $t = {gap:g}$: {'yes' if gap >= bound else 'no'}. "
-        "(2 pts the bound with its derivation, 1 pt the case)"
+        "(1 pt the bound with its derivation, 1 pt the case)"
     )
-    return Question(3, text, key)
+    return Question(2, text, key)
 
 
 def jacobian(rng: np.random.Generator) -> Question:
@@ -94,9 +94,9 @@ def jacobian(rng: np.random.Generator) -> Question:
         f"0 off it: $J = \\begin{{pmatrix}} {rows} \\end{{pmatrix}}$. Row sums 0 "
         "(p stays on the simplex); "
         "a token outside the support stays at 0 for small changes of z. "
-        "(1 pt formula, 2 pts values, 1 pt why)"
+        "(1 pt formula, 1 pt values, 1 pt why)"
     )
-    return Question(4, text, key)
+    return Question(3, text, key)
 
 
 def dilution(rng: np.random.Generator) -> Question:
@@ -156,6 +156,33 @@ def paired_claims(rng: np.random.Generator) -> Question:
     return Question(4, text, key)
 
 
+def no_cost(rng: np.random.Generator) -> Question:
+    """'No cost' as non-inferiority with a margin, and what the frozen-α control is for (Chapter 5)."""
+    n, margin = 6, 0.5
+    c = None
+    while c is None or abs(c.low + margin) < 0.02:  # a verdict that rounding could flip is unfair
+        d = np.round(rng.normal(float(rng.choice([-0.5, -0.2, 0.1])), 0.25, size=n), 2)
+        c = stats.paired("no BLEU cost", "exam", d)
+    t = scipy_stats.t.ppf(0.975, n - 1)
+    text = (
+        "A paper reports that learning α in every attention head costs no BLEU. Over "
+        f"{n} seeds, the per-seed BLEU differences, learned α minus softmax, are $d = {_vector(d, 3)}$ "
+        f"($t_{{0.975,{n - 1}}} = {t:.3f}$). (a) With a margin of {margin:g} BLEU fixed beforehand, is "
+        "'no cost' shown? (b) The experiment also trains every model with each head's α frozen at its "
+        "random start. What does comparing learned α with that control tell you that comparing it "
+        "with softmax cannot?"
+    )
+    shown = c.low > -margin
+    key = (
+        f"(a) Mean {c.mean:.4f}, 95 % interval [{c.low:.4f}, {c.high:.4f}]; 'no cost' is shown iff "
+        f"the whole interval lies above $-{margin:g}$: {'shown' if shown else 'not shown'} "
+        f"(a non-significant difference would not be enough) (1 pt). (b) Whether *learning* α "
+        "matters: a difference from softmax could come from sparse heads with varied α alone, "
+        "which the frozen heads have too (1 pt)."
+    )
+    return Question(2, text, key)
+
+
 def concepts(rng: np.random.Generator) -> Question:
     """Two short explanations (Chapters 2 and 3); the order of the pair is drawn."""
     pair = [
@@ -186,6 +213,7 @@ QUESTIONS: list[Callable[[np.random.Generator], Question]] = [
     jacobian,
     dilution,
     paired_claims,
+    no_cost,
     concepts,
 ]
 

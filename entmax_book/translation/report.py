@@ -207,20 +207,23 @@ def claims_table(verdicts: Mapping[str, stats.Verdict], keys: Sequence[str] | No
 def plateau_table(results: Mapping) -> str:
     """A markdown table: per run, its validation loss at the start of its last quarter, the best
     loss after it, the relative fall (%, :func:`~entmax_book.translation.measures.last_quarter_change`)
-    and whether it reached its plateau (``result["plateau"]``).
+    and whether it reached its plateau (``result["plateau"]``). Rows go condition by condition, each
+    condition's runs from the smallest fall (the nearest to its plateau) to the largest.
 
     >>> curve = {"step": [100, 200, 300, 400], "valid_loss": [3.0, 1.2, 1.01, 1.0]}
     >>> results = {"hard_softmax_seed0": {"history": {"eval": curve}, "plateau": True}}
     >>> plateau_table(results).splitlines()[-1]
     '| softmax | 0 | 1.010 | 1.000 | 1.0 | yes |'
     """
-    rows = []
+    keyed = []
     for name, result in results.items():
         at, best = measures.last_quarter_change(result["history"]["eval"], "valid_loss")
         condition, seed = RUNS[name]
-        fall = f"{100 * (at - best) / at:.1f}"
+        fall = 100 * (at - best) / at
         plateau = "yes" if result["plateau"] else "no"
-        rows.append([LABELS[condition], str(seed), f"{at:.3f}", f"{best:.3f}", fall, plateau])
+        row = [LABELS[condition], str(seed), f"{at:.3f}", f"{best:.3f}", f"{fall:.1f}", plateau]
+        keyed.append(((list(LABELS).index(condition), fall), row))
+    rows = [row for _, row in sorted(keyed, key=lambda k: k[0])]
     header = ["condition", "seed", "loss, last quarter's start", "best after", "fall (%)", "plateau"]
     return _markdown(header, rows)
 

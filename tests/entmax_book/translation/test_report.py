@@ -182,6 +182,25 @@ def test_plateau_table_has_a_row_per_run_with_its_last_quarter():
     assert rows[1][4:6] == ["0.0", "yes |"]
 
 
+def test_plateau_table_orders_each_condition_s_runs_from_the_nearest_to_its_plateau():
+    steps = [100, 200, 300, 400]
+    curves = {  # the fall over the last quarter: 10 %, 0 %, 5 %
+        run_name("softmax", 0): [3, 2, 1.0, 0.9],
+        run_name("softmax", 1): [3, 2, 1.0, 1.0],
+        run_name("entmax15", 0): [3, 2, 1.0, 0.95],
+    }
+    results = {
+        name: {"history": {"eval": {"step": steps, "valid_loss": loss}}, "plateau": False}
+        for name, loss in curves.items()
+    }
+    rows = [line.split(" | ") for line in report.plateau_table(results).splitlines()[2:]]
+    assert [(r[0].strip("| "), r[1], r[4]) for r in rows] == [
+        ("softmax", "1", "0.0"),
+        ("softmax", "0", "10.0"),
+        (report.LABELS["entmax15"], "0", "5.0"),
+    ]
+
+
 def test_seed_table_has_a_row_per_run_with_its_own_scores(record):
     results, analyses = record
     table = report.seed_table(results, analyses, seeds=SEEDS).splitlines()
