@@ -1117,6 +1117,19 @@ def test_exam_keys_are_right():
         assert np.allclose([low, high], [np.mean(a - b) - half, np.mean(a - b) + half], atol=1e-4)
 
 
+def test_the_exams_holm_key_needs_the_claimed_sign_as_well_as_the_corrected_p():
+    for seed in range(60):
+        q = exam.paired_claims(np.random.default_rng(seed))
+        assert "both with effects in the claimed direction" in q.text
+        mean = float(re.search(r"mean (-?[\d.]+), interval", q.key).group(1))
+        adjusted = [float(v) for v in re.search(r"claims 1–3: \(([^)]*)\)", q.key).group(1).split(", ")]
+        held = q.key[q.key.index("hold: ") :].split(" (2 pts)")[0]
+        assert ("claim 1," in held or held.startswith("hold: claim 1 ") or held == "hold: claim 1") == (
+            adjusted[0] < 0.05 and mean > 0
+        ), held
+        assert ("reversed" in held) == (adjusted[0] < 0.05 and mean < 0), held
+
+
 def test_the_exams_no_cost_question_is_non_inferiority_and_both_answers_occur():
     verdicts = set()
     for seed in range(40):

@@ -140,11 +140,14 @@ def paired_claims(rng: np.random.Generator) -> Question:
         f"{_vector(base, 3)}. (a) Compute the per-seed differences, their mean and the 95 % t-interval "
         f"($t_{{0.975,{n - 1}}} = {t:.3f}$). (b) This comparison (claim 1) has the uncorrected p-value "
         f"{p_printed:g} and is tested together with claims 2 and 3, whose p-values are {others[0]:g} and "
-        f"{others[1]:g}. "
+        f"{others[1]:g} (both with effects in the claimed direction). "
         "Which claims hold at the 0.05 level after Holm's correction? (c) A colleague reads a claim that "
         "is not shown as 'the two models are equal'. What would you answer?"
     )
-    held = ", ".join(f"claim {i + 1}" for i, p in enumerate(adjusted) if p < 0.05) or "none"
+    signs = [c.mean > 0, True, True]  # a claim holds only with its effect in the claimed direction
+    held = ", ".join(f"claim {i + 1}" for i, p in enumerate(adjusted) if p < 0.05 and signs[i]) or "none"
+    if adjusted[0] < 0.05 and c.mean < 0:
+        held += " (claim 1 is reversed: A is worse than B)"
     key = (
         f"(a) differences {_vector(np.round(a - base, 3), 3)}, mean {c.mean:.4f}, interval "
         f"[{c.low:.4f}, {c.high:.4f}] (1 pt). (b) Holm-adjusted p of claims 1–3: "
