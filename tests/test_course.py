@@ -1254,6 +1254,12 @@ def test_policies_cover_what_a_term_needs_and_agree_with_the_plan():
         d = due[f"Assignment {n}"]
         handed = next(m["week"] for m in plan.load()["meetings"] if f"Assignment {n} handed out" in m["what"])
         assert (d["week"], d["weekday"], d["time"]) == (handed + 1, lab["weekday"], lab["start"]), n
+    lecture = plan.load()["slots"]["Lecture"]
+    assert "due at the lecture of the week after they are handed out\n  (weeks 2 and 3)" in text
+    for n, week in ((1, 2), (2, 3)):
+        d = due[f"Written exercise {n}"]
+        assert (d["week"], d["weekday"], d["time"]) == (week, lecture["weekday"], lecture["start"]), n
+    assert "chooses the mini-project says so in writing by the\n  lecture of week 6" in text
     assert (due["Mini-project"]["week"], due["Mini-project"]["time"]) == (
         next(m["week"] for m in plan.load()["meetings"] if m["meeting"] == "Exam"),
         plan.load()["slots"]["Exam"]["start"],
@@ -1571,7 +1577,8 @@ def test_the_lab_rubric_is_point_by_point_and_adds_up_to_10():
     assert sum(points) == 10 and set(points) == {1}  # one point a row, given whole ...
     halves = [r for r in rows if "½" in r[-1]]
     assert halves and all(
-        r[0] in ("Part A", "Part B") for r in halves
+        r[0].startswith(("Part A", "Part B", "Part C")) and ("(½" in r[-1] or "earns ½" in r[-1])
+        for r in halves
     )  # ... or a half, where the row says when
     assert sum(p for r, p in zip(rows, points, strict=True) if r[0].startswith("Part B")) == 3
     flat = " ".join(text.split())
