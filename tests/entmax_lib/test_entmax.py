@@ -37,6 +37,8 @@ bisect_learned = jax.jit(entmax_bisect, static_argnames=("axis", "n_iter"))  # Î
 # ----------------------------------------------------------------------------------------
 # Known values (from the documentation of the PyTorch entmax package, github.com/deep-spin/entmax)
 # ----------------------------------------------------------------------------------------
+
+
 def test_known_values_sparsemax_and_entmax15():
     x = jnp.array([-2.0, 0.0, 0.5])
     # Eagerly (as in a notebook) for the two exact maps, under jit for the bisection.
