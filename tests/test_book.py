@@ -514,14 +514,15 @@ APPENDICES = {
     ),
     "05_in_numbers.md": (
         "05_adaptively_sparse_transformers.ipynb",
-        ["ch5_family", "ch5_accuracy_table", "ch5_seed_table", "ch5_plateau_table"],
+        ["ch5_effects", "ch5_seed_table", "ch5_plateau_table"],
         "ch5-numbers",
     ),
 }
 
 
 def test_appendix_pages_follow_the_findings_and_paste_their_chapters_full_table(toc):
-    """Each experiment chapter's full verdict table is on its own page after the findings page:
+    """Each experiment chapter's full tables are on their own page after the findings page (every
+    verdict of Chapter 4's family; every seed's effects and scores of Chapter 5's):
     the page pastes the tables the chapter glues (from its HTML: MyST-NB pastes nothing else across
     pages; Chapter 4's family split by topic, every group once), under the label the chapter cites."""
     files = toc_files(toc)

@@ -55,6 +55,7 @@ __all__ = [
     "SPARSE_ABOVE",
     "Claim",
     "SeedRun",
+    "effects",
     "family",
     "seed_runs",
     "verdicts",
@@ -168,6 +169,18 @@ FAMILY = (
 )
 
 
+def effects(seeds: Sequence[dict]) -> dict[str, np.ndarray]:
+    """{claim name: its effect in each seed}, the numbers :func:`family` tests.
+
+    Args:
+      seeds: one dict per seed, {condition: :class:`SeedRun`}, as for :func:`family`.
+
+    Returns:
+      per claim of :data:`FAMILY`, in order, an array with one effect per seed.
+    """
+    return {claim.name: np.array([claim.effect(runs) for runs in seeds]) for claim in FAMILY}
+
+
 def family(seeds: Sequence[dict]) -> list[stats.Comparison]:
     """The family's comparisons over seeds.
 
@@ -180,9 +193,8 @@ def family(seeds: Sequence[dict]) -> list[stats.Comparison]:
     """
     if len(seeds) < 2:
         raise ValueError(f"the family needs at least 2 seeds, got {len(seeds)}.")
-    return [
-        stats.paired(claim.words, claim.measure, [claim.effect(runs) for runs in seeds]) for claim in FAMILY
-    ]
+    per_seed = effects(seeds)
+    return [stats.paired(claim.words, claim.measure, per_seed[claim.name]) for claim in FAMILY]
 
 
 def verdicts(seeds: Sequence[dict]) -> dict[str, stats.Verdict]:

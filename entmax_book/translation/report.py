@@ -3,7 +3,8 @@
 What the chapter prints about the record, as public functions: the paper's reported numbers
 (:data:`PAPER`), the accuracy table and the specialised-heads table of the conditions
 (:func:`accuracy_table`, :func:`heads_table`), the table of the family's verdicts
-(:func:`claims_table`; the family itself is :mod:`~entmax_book.translation.claims`) and the
+(:func:`claims_table`; the family itself is :mod:`~entmax_book.translation.claims`), each
+seed's effects (:func:`effects_table`) and the
 runs' provenance (:func:`provenance_summary`). The per-seed measures they read are in
 :mod:`~entmax_book.translation.measures`.
 
@@ -22,7 +23,7 @@ from collections.abc import Mapping, Sequence
 
 from entmax_book import stats
 from entmax_book.display import map_style
-from entmax_book.translation import measures
+from entmax_book.translation import claims, measures
 from entmax_book.translation.runs import CONDITIONS, RUNS
 
 __all__ = [
@@ -35,6 +36,7 @@ __all__ = [
     "accuracy_columns",
     "accuracy_table",
     "claims_table",
+    "effects_table",
     "heads_table",
     "paper_span",
     "paper_table",
@@ -202,6 +204,34 @@ def claims_table(verdicts: Mapping[str, stats.Verdict], keys: Sequence[str] | No
         rows.append([c.claim, c.setting, effect, f"{c.p:.2g}", f"{r.p_corrected:.2g}", f"**{r.verdict}**"])
     header = ["claim", "measured on", "effect [95 % interval]", "p", "p (Holm)", "verdict"]
     return _markdown(header, rows)
+
+
+#: How :func:`effects_table` writes each claim's per-seed effect (its unit sets the digits).
+EFFECT_DIGITS = {
+    "no_loss_cost": "+.4f",
+    "no_bleu_cost": "+.2f",
+    "more_diverse": "+.3f",
+    "encoder_sparsest": "+.3f",
+    "dip_then_rise": ".3f",
+    "learning_helps": "+.4f",
+    "two_modes": ".0f",
+}
+
+
+def effects_table(seed_runs: Sequence[dict], seeds: Sequence[int] = measures.SEEDS) -> str:
+    """A markdown table of every claim's effect in every seed: one row per seed, one column per
+    claim of :data:`~entmax_book.translation.claims.FAMILY` (the numbers its t-test reads).
+
+    Args:
+      seed_runs: :func:`~entmax_book.translation.claims.seed_runs` of the record.
+      seeds: the seeds of ``seed_runs``, in order.
+    """
+    per_seed = claims.effects(seed_runs)
+    rows = [
+        [str(seed), *(f"{values[i]:{EFFECT_DIGITS[name]}}" for name, values in per_seed.items())]
+        for i, seed in enumerate(seeds)
+    ]
+    return _markdown(["seed", *per_seed], rows)
 
 
 def plateau_table(results: Mapping) -> str:

@@ -101,6 +101,26 @@ def test_claims_table_shows_the_chosen_rows_in_order(record):
     assert len(report.claims_table(verdicts).splitlines()) == 2 + len(verdicts)
 
 
+def test_effects_table_gives_each_seed_the_effects_the_family_tests(record):
+    results, analyses = record
+    seed_runs = claims.seed_runs(results, analyses, seeds=SEEDS)
+    lines = report.effects_table(seed_runs, SEEDS).splitlines()
+    assert lines[0] == "| seed | " + " | ".join(c.name for c in claims.FAMILY) + " |"
+    assert len(lines) == 2 + len(SEEDS)
+    loss = {c: column(results, c, lambda r: r["test"]["loss"]) for c in CONDITIONS}
+    learning_helps = loss["alpha_frozen"] - loss["alpha_entmax"]  # independently, per seed
+    bleu = {c: column(results, c, lambda r: r["test"]["bleu"]) for c in CONDITIONS}
+    no_bleu_cost = bleu["alpha_entmax"] - bleu["softmax"] + claims.BLEU_MARGIN
+    for i, line in enumerate(lines[2:]):
+        cells = [cell.strip() for cell in line.strip("|").split("|")]
+        assert cells[0] == str(SEEDS[i])
+        assert float(cells[6]) == pytest.approx(learning_helps[i], abs=5e-5)
+        assert float(cells[2]) == pytest.approx(no_bleu_cost[i], abs=5e-3)
+    verdicts = family_verdicts(record)  # the table's columns average to the family's effects
+    means = {name: values.mean() for name, values in claims.effects(seed_runs).items()}
+    assert means == pytest.approx({k: v.comparison.mean for k, v in verdicts.items()})
+
+
 def test_accuracy_table_rows_intervals_and_the_cap_at_100(record):
     results, analyses = record
     table = report.accuracy_table(results, analyses, seeds=SEEDS).splitlines()
