@@ -35,6 +35,7 @@ __all__ = [
     "TYPE_LABELS",
     "accuracy_columns",
     "accuracy_table",
+    "alpha_table",
     "claims_table",
     "effects_table",
     "heads_table",
@@ -110,10 +111,17 @@ def paper_span(row: str) -> str:
     return f"{min(reported):.3g}–{max(reported):.3g}"
 
 
+def _number(x: float, spec: str) -> str:
+    """``x`` formatted by ``spec`` (e.g. "+.3f"), without a "-0.000" for a value that rounds to 0."""
+    digits = int(spec.rsplit(".", 1)[1].rstrip("f"))
+    return f"{0.0 if round(x, digits) == 0 else x:{spec}}"
+
+
 def _cell(values, digits, cap=None):
     mean, low, high = measures.interval(values)
     high = high if cap is None else min(high, cap)
-    return f"{mean:.{digits}f} [{low:.{digits}f}, {high:.{digits}f}]"
+    mean, low, high = (_number(v, f".{digits}f") for v in (mean, low, high))
+    return f"{mean} [{low}, {high}]"
 
 
 def _markdown(header: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
@@ -193,8 +201,8 @@ def claims_table(verdicts: Mapping[str, stats.Verdict], keys: Sequence[str] | No
     '| up | s | +1.033 [+0.654, +1.413] | 0.0072 | 0.0072 | **holds** |'
     """
 
-    def signed(x):  # three decimals, without a "-0.000"
-        return f"{0.0 if round(x, 3) == 0 else x:+.3f}"
+    def signed(x):
+        return _number(x, "+.3f")
 
     rows = []
     for key in verdicts if keys is None else keys:
@@ -206,15 +214,16 @@ def claims_table(verdicts: Mapping[str, stats.Verdict], keys: Sequence[str] | No
     return _markdown(header, rows)
 
 
-#: How :func:`effects_table` writes each claim's per-seed effect (its unit sets the digits).
-EFFECT_DIGITS = {
-    "no_loss_cost": "+.4f",
-    "no_bleu_cost": "+.2f",
-    "more_diverse": "+.3f",
-    "encoder_sparsest": "+.3f",
-    "dip_then_rise": ".3f",
-    "learning_helps": "+.4f",
-    "two_modes": ".0f",
+#: Each claim's column in :func:`effects_table`: its name in Chapter 5's list, and the format of
+#: its per-seed effect (its unit sets the digits).
+EFFECT_COLUMNS = {
+    "no_loss_cost": ("no loss cost", "+.4f"),
+    "no_bleu_cost": ("no BLEU cost", "+.2f"),
+    "more_diverse": ("more diverse", "+.3f"),
+    "encoder_sparsest": ("encoder sparsest", "+.3f"),
+    "dip_then_rise": ("dip, then rise", ".3f"),
+    "learning_helps": ("learning helps", "+.4f"),
+    "two_modes": ("two modes", ".0f"),
 }
 
 
@@ -228,10 +237,23 @@ def effects_table(seed_runs: Sequence[dict], seeds: Sequence[int] = measures.SEE
     """
     per_seed = claims.effects(seed_runs)
     rows = [
-        [str(seed), *(f"{values[i]:{EFFECT_DIGITS[name]}}" for name, values in per_seed.items())]
+        [str(seed), *(_number(values[i], EFFECT_COLUMNS[name][1]) for name, values in per_seed.items())]
         for i, seed in enumerate(seeds)
     ]
-    return _markdown(["seed", *per_seed], rows)
+    return _markdown(["seed", *(EFFECT_COLUMNS[name][0] for name in per_seed)], rows)
+
+
+def alpha_table(results: Mapping, condition: str = "alpha_entmax", seeds=measures.SEEDS) -> str:
+    """A markdown table: per seed, the mean final α of the heads of each attention type (what
+    the claim that the encoder keeps the largest α compares).
+
+    >>> alpha = {k: [[[1.5, 1.5]], [[1.4, 1.2]]] for k in TYPE_LABELS}
+    >>> alpha_table({"hard_alpha_entmax_seed0": {"history": {"alpha": alpha}}}, seeds=(0,)).splitlines()[-1]
+    '| 0 | 1.300 | 1.300 | 1.300 |'
+    """
+    means = [measures.final_alpha(results, condition, kind, seeds).mean(1) for kind in TYPE_LABELS]
+    rows = [[str(seed), *(f"{m[i]:.3f}" for m in means)] for i, seed in enumerate(seeds)]
+    return _markdown(["seed", *(f"{label}, mean α" for label in TYPE_LABELS.values())], rows)
 
 
 def plateau_table(results: Mapping) -> str:

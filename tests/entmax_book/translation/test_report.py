@@ -105,7 +105,8 @@ def test_effects_table_gives_each_seed_the_effects_the_family_tests(record):
     results, analyses = record
     seed_runs = claims.seed_runs(results, analyses, seeds=SEEDS)
     lines = report.effects_table(seed_runs, SEEDS).splitlines()
-    assert lines[0] == "| seed | " + " | ".join(c.name for c in claims.FAMILY) + " |"
+    names = ["no loss cost", "no BLEU cost", "more diverse", "encoder sparsest", "dip, then rise"]
+    assert lines[0] == "| seed | " + " | ".join([*names, "learning helps", "two modes"]) + " |"
     assert len(lines) == 2 + len(SEEDS)
     loss = {c: column(results, c, lambda r: r["test"]["loss"]) for c in CONDITIONS}
     learning_helps = loss["alpha_frozen"] - loss["alpha_entmax"]  # independently, per seed
@@ -119,6 +120,17 @@ def test_effects_table_gives_each_seed_the_effects_the_family_tests(record):
     verdicts = family_verdicts(record)  # the table's columns average to the family's effects
     means = {name: values.mean() for name, values in claims.effects(seed_runs).items()}
     assert means == pytest.approx({k: v.comparison.mean for k, v in verdicts.items()})
+
+
+def test_alpha_table_gives_each_seed_the_mean_final_alpha_of_each_type(record):
+    results, _ = record
+    lines = report.alpha_table(results, seeds=SEEDS).splitlines()
+    assert lines[0] == "| seed | encoder self, mean α | context, mean α | decoder self, mean α |"
+    for i, line in enumerate(lines[2:]):
+        cells = [float(c) for c in line.strip("|").split("|")]
+        final = results[run_name("alpha_entmax", SEEDS[i])]["history"]["alpha"]
+        expected = [np.mean(final[k][-1]) for k in ("encoder_self", "context", "decoder_self")]
+        assert cells == pytest.approx([SEEDS[i], *expected], abs=5e-4)
 
 
 def test_accuracy_table_rows_intervals_and_the_cap_at_100(record):
