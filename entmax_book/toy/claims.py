@@ -60,6 +60,7 @@ __all__ = [
     "CLAIMS",
     "CLAIM_GROUPS",
     "FAIL_MARGIN",
+    "NAMES",
     "NEAR_2",
     "SETTINGS",
     "SPARSE",
@@ -71,6 +72,7 @@ __all__ = [
     "key_of",
     "markdown_table",
     "per_seed",
+    "seed_table",
     "setting_claims",
     "verdict_table",
 ]
@@ -354,6 +356,41 @@ def effect_text(key: str, comparison: stats.Comparison) -> str:
     if key in IN_ALPHA:
         return f"{c.mean:+.3f} [{c.low:+.3f}, {c.high:+.3f}]"
     return f"{100 * c.mean:+.1f} [{100 * c.low:+.1f}, {100 * c.high:+.1f}] points"
+
+
+#: The variants' names in a table's header.
+NAMES = {
+    "softmax": "softmax",
+    "entmax15": "1.5-entmax",
+    "sparsemax": "sparsemax",
+    "alpha_entmax": "learned α",
+}
+
+
+def seed_table(result: Mapping, variants: Sequence[str] = ("softmax", *SPARSE)) -> str:
+    """Every seed at the longest L as a Markdown table: each variant's accuracy and mass on the
+    informative tokens (%), and the learned α where the result has one.
+
+    Args:
+      result: a result dict of ``train_and_evaluate``.
+      variants: the variants, in the order of the columns.
+
+    Returns:
+      the Markdown text, one line per seed after the header.
+    """
+    columns, header = [], []
+    for metric, unit in (("accuracy", "accuracy (%)"), ("informative_mass", "mass (%)")):
+        for v in variants:
+            columns.append(100 * per_seed(result, v, metric)[:, -1])
+            header.append(f"{NAMES[v]}, {unit}")
+    cells = [[f"{x:.1f}" for x in column] for column in columns]
+    if "alpha_entmax" in variants:
+        cells.append([f"{x:.3f}" for x in per_seed(result, "alpha_entmax", "final_alpha")[:, -1]])
+        header.append("learned α")
+    lines = ["| seed | " + " | ".join(header) + " |", "|" + "---|" * (len(header) + 1)]
+    for i, seed in enumerate(result["seeds"]):
+        lines.append(f"| {seed} | " + " | ".join(column[i] for column in cells) + " |")
+    return "\n".join(lines)
 
 
 def markdown_table(

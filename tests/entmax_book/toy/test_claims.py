@@ -177,3 +177,17 @@ def test_markdown_table_shows_every_row_with_its_units():
 def test_the_groups_split_the_claims_each_in_one_group():
     grouped = [key for keys in claims.CLAIM_GROUPS.values() for key in keys]
     assert sorted(grouped) == sorted(claims.CLAIMS) and len(grouped) == len(set(grouped))
+
+
+def test_seed_table_gives_every_seed_at_the_longest_length():
+    result, base = make_result(np.random.default_rng(7))
+    lines = claims.seed_table(result).splitlines()
+    assert lines[0].startswith("| seed | softmax, accuracy (%) |") and lines[0].endswith("| learned α |")
+    assert len(lines) == 2 + len(result["seeds"])
+    for i, line in enumerate(lines[2:]):
+        cells = [float(c) for c in line.strip("|").split("|")]
+        assert cells[0] == result["seeds"][i]
+        assert cells[1] == pytest.approx(100 * base[i, -1], abs=0.05)  # softmax's accuracy
+        sparse_mass = result["sparsemax"]["informative_mass_per_seed"][i][-1]
+        assert cells[7] == pytest.approx(100 * sparse_mass, abs=0.05)
+        assert cells[9] == pytest.approx(result["alpha_entmax"]["final_alpha_per_seed"][i][-1], abs=5e-4)
