@@ -383,7 +383,7 @@ def seed_table(result: Mapping, variants: Sequence[str] = ("softmax", *SPARSE)) 
         for v in variants:
             columns.append(100 * per_seed(result, v, metric)[:, -1])
             header.append(f"{NAMES[v]}, {unit}")
-    cells = [[f"{x:.1f}" for x in column] for column in columns]
+    cells = [[f"{x:.2f}" for x in column] for column in columns]  # as the family table's means
     if "alpha_entmax" in variants:
         cells.append([f"{x:.3f}" for x in per_seed(result, "alpha_entmax", "final_alpha")[:, -1]])
         header.append("learned α")

@@ -194,21 +194,20 @@ def heads_table(analyses: Mapping, conditions=CONDITIONS, seeds=measures.SEEDS) 
 
 def claims_table(verdicts: Mapping[str, stats.Verdict], keys: Sequence[str] | None = None) -> str:
     """A markdown table of verdicts: claim, measure, effect [95 % interval], p, Holm-corrected p,
-    verdict; the rows of ``keys`` in that order (all of them by default).
+    verdict; the rows of ``keys`` in that order (all of them by default). A claim of the family
+    has its effect written as in :data:`EFFECT_COLUMNS` (e.g. the loss row to four decimals),
+    any other with three, signed.
 
     >>> row = stats.verdicts([stats.paired("up", "s", [1.0, 1.2, 0.9])])[0]
     >>> claims_table({"up": row}).splitlines()[-1]
     '| up | s | +1.033 [+0.654, +1.413] | 0.0072 | 0.0072 | **holds** |'
     """
-
-    def signed(x):
-        return _number(x, "+.3f")
-
     rows = []
     for key in verdicts if keys is None else keys:
         r = verdicts[key]
         c = r.comparison
-        effect = f"{signed(c.mean)} [{signed(c.low)}, {signed(c.high)}]"
+        spec = "+" + EFFECT_COLUMNS.get(key, ("", "+.3f"))[1].lstrip("+")
+        effect = f"{_number(c.mean, spec)} [{_number(c.low, spec)}, {_number(c.high, spec)}]"
         rows.append([c.claim, c.setting, effect, f"{c.p:.2g}", f"{r.p_corrected:.2g}", f"**{r.verdict}**"])
     header = ["claim", "measured on", "effect [95 % interval]", "p", "p (Holm)", "verdict"]
     return _markdown(header, rows)
