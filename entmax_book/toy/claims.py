@@ -80,7 +80,14 @@ __all__ = [
 #: The sparse variants, each compared with softmax.
 SPARSE = ("entmax15", "sparsemax", "alpha_entmax")
 
-_NAMES = {"entmax15": "1.5-entmax", "sparsemax": "sparsemax", "alpha_entmax": "the learned α"}
+#: The variants' names in tables and claims.
+NAMES = {
+    "softmax": "softmax",
+    "entmax15": "1.5-entmax",
+    "sparsemax": "sparsemax",
+    "alpha_entmax": "learned α",
+}
+_NAMES = {**NAMES, "alpha_entmax": "the learned α"}  # inside a sentence
 
 #: "Converges near 2" is read as: ends nearer to sparsemax (α = 2) than to 1.5-entmax, i.e. above
 #: their midpoint.
@@ -356,15 +363,6 @@ def effect_text(key: str, comparison: stats.Comparison) -> str:
     if key in IN_ALPHA:
         return f"{c.mean:+.3f} [{c.low:+.3f}, {c.high:+.3f}]"
     return f"{100 * c.mean:+.1f} [{100 * c.low:+.1f}, {100 * c.high:+.1f}] points"
-
-
-#: The variants' names in a table's header.
-NAMES = {
-    "softmax": "softmax",
-    "entmax15": "1.5-entmax",
-    "sparsemax": "sparsemax",
-    "alpha_entmax": "learned α",
-}
 
 
 def seed_table(result: Mapping, variants: Sequence[str] = ("softmax", *SPARSE)) -> str:

@@ -206,7 +206,7 @@ def claims_table(verdicts: Mapping[str, stats.Verdict], keys: Sequence[str] | No
     for key in verdicts if keys is None else keys:
         r = verdicts[key]
         c = r.comparison
-        spec = "+" + EFFECT_COLUMNS.get(key, ("", "+.3f"))[1].lstrip("+")
+        spec = "+" + EFFECT_COLUMNS[key][1].lstrip("+") if key in EFFECT_COLUMNS else "+.3f"
         effect = f"{_number(c.mean, spec)} [{_number(c.low, spec)}, {_number(c.high, spec)}]"
         rows.append([c.claim, c.setting, effect, f"{c.p:.2g}", f"{r.p_corrected:.2g}", f"**{r.verdict}**"])
     header = ["claim", "measured on", "effect [95 % interval]", "p", "p (Holm)", "verdict"]
