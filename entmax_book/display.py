@@ -4,8 +4,9 @@ page, and the numbers the text quotes.
 Every figure of the book draws a map in the same colour and marker (:data:`MAP_STYLES`,
 :func:`map_style`), and continuous sweeps over α use one colour map (:data:`ALPHA_CMAP`).
 :func:`show_source` prints a library function's code without its docstring, so a chapter can
-show what it explains. :func:`glue` stores a computed number, word or figure under a name, for
-the text to quote with MyST-NB's ``{glue:text}`` role.
+show what it explains; :func:`show_rows` prints a few labelled numbers as a small table.
+:func:`glue` stores a computed number, word or figure under a name, for the text to quote with
+MyST-NB's ``{glue:text}`` role.
 
 Example:
   >>> from entmax_book.display import map_style
@@ -24,7 +25,7 @@ import textwrap
 import numpy as np
 from IPython.display import Markdown, display
 
-__all__ = ["ALPHA_CMAP", "MAP_STYLES", "glue", "map_style", "show_source"]
+__all__ = ["ALPHA_CMAP", "MAP_STYLES", "glue", "map_style", "show_rows", "show_source"]
 
 # Okabe–Ito colours (distinguishable with the common colour-vision deficiencies).
 MAP_STYLES = {
@@ -71,6 +72,34 @@ def show_source(obj) -> None:
                 if isinstance(first.value.value, str):
                     docstring_lines.update(range(first.lineno - 1, first.end_lineno))
     print("".join(line for i, line in enumerate(lines) if i not in docstring_lines))
+
+
+def show_rows(title: str, rows: dict, fmt: str = "{:.1f}") -> None:
+    """Print a small table: a title, then one labelled line per entry of ``rows``.
+
+    A key that names a map (a key of :data:`MAP_STYLES`) is written as the map's label, as in
+    the figures; any other key as it is. A value may be one number or a short sequence of
+    numbers, each written with ``fmt``.
+
+    Args:
+      title: the line above the table (what the numbers are, with their unit).
+      rows: label or map name -> a number or a 1-D sequence of numbers.
+      fmt: a ``str.format`` pattern for one number.
+
+    Example:
+      >>> show_rows("mass at L = 32 (%)", {"softmax": 67.01, "sparsemax": [79.4, 80.0]})
+      mass at L = 32 (%)
+        softmax (α = 1)       67.0
+        sparsemax (α = 2)     79.4   80.0
+    """
+    if not isinstance(rows, dict) or not rows:
+        raise TypeError(f"rows must be a non-empty dict of label -> numbers, got {rows!r}.")
+    labels = {key: MAP_STYLES[key]["label"] if key in MAP_STYLES else str(key) for key in rows}
+    width = max(len(label) for label in labels.values()) + 2
+    print(title)
+    for key, value in rows.items():
+        cells = [fmt.format(float(x)) for x in np.ravel(np.asarray(value, dtype=float))]
+        print(f"  {labels[key]:<{width}}" + "".join(f"{cell:>7s}" for cell in cells))
 
 
 def _check_name(name):

@@ -509,7 +509,10 @@ def test_findings_page_comes_after_the_experiments_and_before_going_further(toc)
 APPENDICES = {
     "04_in_numbers.md": (
         "04_sparse_self_attention.ipynb",
-        [*(f"ch4_family_{group}" for group in claims.CLAIM_GROUPS), "ch4_seeds_demo", "ch4_seeds_stress"],
+        [
+            *(f"ch4_family_{group}" for group in claims.CLAIM_GROUPS),
+            *(f"ch4_seeds_{s}" for s in ("demo", "stress", "demo_exact", "stress_exact")),
+        ],
         "ch4-numbers",
     ),
     "05_in_numbers.md": (

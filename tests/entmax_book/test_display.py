@@ -7,7 +7,7 @@ import types
 import numpy as np
 import pytest
 
-from entmax_book.display import MAP_STYLES, glue, map_style, show_source
+from entmax_book.display import MAP_STYLES, glue, map_style, show_rows, show_source
 from entmax_lib import threshold
 from entmax_lib.attention import EntmaxMultiHeadAttention
 
@@ -38,6 +38,17 @@ def test_show_source_drops_every_docstring_and_keeps_the_code(capsys):
     assert "def attend(self" in printed and "return (out, weights) if return_weights else out" in printed
     show_source(threshold.exact_support_step)
     assert capsys.readouterr().out.splitlines()[1].strip() == "if beta == 1.0:"
+
+
+def test_show_rows_labels_maps_aligns_columns_and_refuses_no_rows(capsys):
+    show_rows("accuracy (%)", {"sparsemax": np.array([97.25, 3.0]), "oracle pooling": 99.96}, "{:.2f}")
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0] == "accuracy (%)"
+    assert lines[1].split() == ["sparsemax", "(α", "=", "2)", "97.25", "3.00"]
+    assert lines[2].split() == ["oracle", "pooling", "99.96"]
+    assert lines[1].index("97.25") == lines[2].index("99.96")  # one column, whatever the label
+    with pytest.raises(TypeError, match="rows"):
+        show_rows("nothing", {})
 
 
 def test_glue_without_myst_nb_prints_the_value_as_a_float(monkeypatch, capsys):
