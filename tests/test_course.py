@@ -1120,6 +1120,22 @@ def test_exam_keys_are_right():
         assert np.allclose([low, high], [np.mean(a - b) - half, np.mean(a - b) + half], atol=1e-4)
 
 
+def test_the_exams_density_and_diversity_key_is_right():
+    from scipy.spatial.distance import jensenshannon
+
+    for seed in range(60):
+        q = exam.density_and_diversity(np.random.default_rng(seed))
+        vectors = re.findall(r"p_[12] = \(([^)]*)\)", q.text)
+        p1, p2 = (np.array([float(x) for x in v.split(", ")]) for v in vectors)
+        assert "-0" not in q.text
+        for p in (p1, p2):
+            assert p.min() >= 0 and np.isclose(p.sum(), 1) and 1 < np.sum(p > 0) < 4
+        assert np.any((p1 > 0) & (p2 > 0)) and not np.array_equal(p1 > 0, p2 > 0)
+        assert f"densities {np.sum(p1 > 0)}/4 and {np.sum(p2 > 0)}/4" in q.key
+        js = float(re.search(r"JS \$= ([0-9.]+)\$", q.key).group(1))
+        assert abs(js - jensenshannon(p1, p2, base=2) ** 2) < 1e-4
+
+
 def test_the_exams_holm_key_needs_the_claimed_sign_as_well_as_the_corrected_p():
     for seed in range(60):
         q = exam.paired_claims(np.random.default_rng(seed))

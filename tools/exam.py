@@ -58,19 +58,43 @@ def sparsemax_by_hand(rng: np.random.Generator) -> Question:
     return Question(4, text, key)
 
 
-def saturation(rng: np.random.Generator) -> Question:
-    """When α-entmax puts all the weight on one of two tokens (Chapter 1, saturation)."""
-    alpha = float(rng.choice([1.25, 1.5, 2.0, 3.0]))
-    gap = float(np.round(1 / (alpha - 1) * rng.choice([0.6, 0.8, 1.2, 1.5]), 2))
+def _entropy2(p: np.ndarray) -> float:
+    """Shannon entropy in bits; 0 log 0 = 0."""
+    p = p[p > 0]
+    return float(-(p * np.log2(p)).sum())
+
+
+def density_and_diversity(rng: np.random.Generator) -> Question:
+    """Two heads' densities and their Jensen–Shannon divergence (Chapter 5, §5.5)."""
+    while True:  # two sparse heads whose supports overlap but differ
+        heads = []
+        for _ in range(2):
+            p = np.zeros(4)
+            support = rng.choice(4, size=int(rng.choice([2, 3])), replace=False)
+            p[support] = np.round(rng.dirichlet(np.ones(len(support)) * 2), 1)
+            p[support[-1]] += 1 - p.sum()
+            heads.append(np.round(p, 1) + 0.0)  # + 0.0: no "-0" on the paper
+        p1, p2 = heads
+        valid = min(p1.min(), p2.min()) >= 0 and max(p1.max(), p2.max()) < 1  # rounding can break it
+        overlap = np.any((p1 > 0) & (p2 > 0))
+        if valid and overlap and not np.array_equal(p1 > 0, p2 > 0):
+            break
+    mix = (p1 + p2) / 2
+    h_mix, h1, h2 = _entropy2(mix), _entropy2(p1), _entropy2(p2)
+    js = h_mix - (h1 + h2) / 2
     text = (
-        f"Two scores $z = (t, 0)$, $t > 0$, and $\\alpha = {alpha:g}$. For which $t$ is "
-        f"$\\alpha\\text{{-entmax}}(z) = (1, 0)$ exactly? Is it the case for $t = {gap:g}$?"
+        f"Two heads of one layer attend over the same 4 keys with $p_1 = {_vector(p1, 2)}$ and "
+        f"$p_2 = {_vector(p2, 2)}$. (a) What is each head's density (the share of the keys that get "
+        "non-zero weight)? (b) Compute their Jensen–Shannon divergence "
+        "$\\mathrm{JS} = \\mathcal H(\\tfrac12 (p_1 + p_2)) - \\tfrac12 (\\mathcal H(p_1) + "
+        "\\mathcal H(p_2))$, with entropies in base 2. What would it be if the two heads attended "
+        "alike, and if they attended to disjoint keys?"
     )
-    bound = 1 / (alpha - 1)
     key = (
-        f"For $t \\ge 1/(\\alpha - 1) = {bound:.4g}$ (the second token is zero once "
-        f"$(\\alpha-1)\\,t \\ge 1$). At $t = {gap:g}$: {'yes' if gap >= bound else 'no'}. "
-        "(1 pt the bound with its derivation, 1 pt the case)"
+        f"(a) densities {int((p1 > 0).sum())}/4 and {int((p2 > 0).sum())}/4. (b) mixture "
+        f"${_vector(mix, 3)}$, $\\mathcal H = {h_mix:.4f}$; $\\mathcal H(p_1) = {h1:.4f}$, "
+        f"$\\mathcal H(p_2) = {h2:.4f}$; JS $= {js:.4f}$. 0 if alike, 1 if disjoint. "
+        "(1 pt densities, 1 pt JS and its range)"
     )
     return Question(2, text, key)
 
@@ -212,7 +236,7 @@ def concepts(rng: np.random.Generator) -> Question:
 
 QUESTIONS: list[Callable[[np.random.Generator], Question]] = [
     sparsemax_by_hand,
-    saturation,
+    density_and_diversity,
     jacobian,
     dilution,
     paired_claims,

@@ -367,27 +367,31 @@ def effect_text(key: str, comparison: stats.Comparison) -> str:
 
 def seed_table(result: Mapping, variants: Sequence[str] = ("softmax", *SPARSE)) -> str:
     """Every seed at the longest L as a Markdown table: each variant's accuracy and mass on the
-    informative tokens (%), and the learned α where the result has one.
+    informative tokens (%), and the learned α where the result has one. A sparse map's accuracy
+    in a seed where it fails (:func:`failures`) is marked "(failed)".
 
     Args:
-      result: a result dict of ``train_and_evaluate``.
+      result: a result dict of ``train_and_evaluate`` (with "softmax", for the failures).
       variants: the variants, in the order of the columns.
 
     Returns:
       the Markdown text, one line per seed after the header.
     """
+    failed = failures(result, variants=[v for v in variants if v in SPARSE])
     columns, header = [], []
     for metric, unit in (("accuracy", "accuracy (%)"), ("informative_mass", "mass (%)")):
         for v in variants:
-            columns.append(100 * per_seed(result, v, metric)[:, -1])
+            values = [f"{100 * x:.2f}" for x in per_seed(result, v, metric)[:, -1]]  # as the family table
+            if metric == "accuracy" and v in failed:
+                values = [f"{x} (failed)" if f else x for x, f in zip(values, failed[v], strict=True)]
+            columns.append(values)
             header.append(f"{NAMES[v]}, {unit}")
-    cells = [[f"{x:.2f}" for x in column] for column in columns]  # as the family table's means
     if "alpha_entmax" in variants:
-        cells.append([f"{x:.3f}" for x in per_seed(result, "alpha_entmax", "final_alpha")[:, -1]])
+        columns.append([f"{x:.3f}" for x in per_seed(result, "alpha_entmax", "final_alpha")[:, -1]])
         header.append("learned α")
     lines = ["| seed | " + " | ".join(header) + " |", "|" + "---|" * (len(header) + 1)]
     for i, seed in enumerate(result["seeds"]):
-        lines.append(f"| {seed} | " + " | ".join(column[i] for column in cells) + " |")
+        lines.append(f"| {seed} | " + " | ".join(column[i] for column in columns) + " |")
     return "\n".join(lines)
 
 

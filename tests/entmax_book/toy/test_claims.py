@@ -191,3 +191,24 @@ def test_seed_table_gives_every_seed_at_the_longest_length():
         sparse_mass = result["sparsemax"]["informative_mass_per_seed"][i][-1]
         assert cells[7] == pytest.approx(100 * sparse_mass, abs=0.005)
         assert cells[9] == pytest.approx(result["alpha_entmax"]["final_alpha_per_seed"][i][-1], abs=5e-4)
+
+
+def test_seed_table_marks_the_failed_runs_and_only_them():
+    result, base = make_result(np.random.default_rng(7))
+    result["sparsemax"]["accuracy_per_seed"][3][-1] = base[3, -1] - 0.2  # 20 points below softmax
+    failed = claims.failures(result)
+    assert failed["sparsemax"][3] and sum(int(f.sum()) for f in failed.values()) >= 1
+    table = claims.seed_table(result)
+    marked = [
+        (i, j)
+        for i, line in enumerate(table.splitlines()[2:])
+        for j, cell in enumerate(line.strip("|").split("|"))
+        if "(failed)" in cell
+    ]
+    header = table.splitlines()[0].strip("|").split("|")
+    expected = [(i, 1 + 1 + k) for k, v in enumerate(claims.SPARSE) for i in np.flatnonzero(failed[v])]
+    assert sorted(marked) == sorted(expected)
+    assert all("accuracy" in header[j] for _, j in marked)
+    # without softmax's column the failures are still those against softmax
+    sparse_only = claims.seed_table(result, claims.SPARSE)
+    assert sparse_only.count("(failed)") == table.count("(failed)")
