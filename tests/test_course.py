@@ -1368,6 +1368,41 @@ def test_a_made_up_class_is_graded_by_one_command(built, tmp_path, capsys):
     assert "is never defined" in (tmp_path / "class" / "graded" / "feedback" / f"{missing}.txt").read_text()
 
 
+@pytest.mark.slow
+def test_a_cell_that_fails_in_the_graders_own_run_is_named_in_the_feedback(built, tmp_path):
+    """Otter goes on after an error: the grade stands, and the feedback names the cell."""
+    out, _ = built
+    made = fake_class.make_class(out / "build" / "ch4_attention_analysis", tmp_path / "class", students=1)
+    ((path, kind),) = made
+    assert kind == "right"
+    nb = nbformat.read(path, as_version=4)
+    nb.cells.append(nbformat.v4.new_code_cell("ratio = 1 / 0  # a slip after the graded work"))
+    nbformat.write(nb, path)
+    result = grading.grade(out / "build" / "ch4_attention_analysis-autograder.zip", path, timeout=120)
+    assert result.score == result.max_score > 0
+    number = sum(c.cell_type == "code" for c in nb.cells)
+    assert result.notes == [
+        f"in the grader's run, code cell {number} (`{grading._first_line(nb.cells[-1].source)}`) ended in "
+        "ZeroDivisionError: division by zero"
+    ]
+    assert "Note: in the grader's run, code cell" in grading.feedback(result)
+
+
+def test_only_the_students_own_cells_are_named_from_the_graders_run():
+    mine = {"cell_type": "code", "source": "import numpy as np\nx = np.log(-1) / 0"}
+    error = {"output_type": "error", "ename": "ZeroDivisionError", "evalue": "float division by zero"}
+    added = {"cell_type": "code", "source": "otter_state = 1 / 0", "outputs": [error]}  # Otter's own
+    check = {"cell_type": "code", "source": 'grader.check("f")'}  # the student's, but plumbing
+    executed = {"cells": [added, {**check, "outputs": [{**error, "ename": "NameError"}]}]}
+    executed["cells"] += [{**mine, "outputs": [error]}, {"cell_type": "markdown", "source": "x"}]
+    notes = grading.errors_in_fresh_run(executed, {"cells": [check, mine]})
+    assert notes == [
+        "in the grader's run, code cell 2 (`import numpy as np`) ended in ZeroDivisionError: "
+        "float division by zero"
+    ]
+    assert grading.errors_in_fresh_run({"cells": [{**mine, "outputs": []}]}, {"cells": [mine]}) == []
+
+
 @pytest.mark.parametrize(
     "module", [repository, course, exam, grading, plan, bundle], ids=lambda m: m.__name__
 )

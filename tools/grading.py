@@ -421,7 +421,15 @@ def grade(autograder: Path, submission: Path, timeout: float = 300) -> Result:
     with tempfile.TemporaryDirectory() as tmp:
         try:
             run = course._otter(
-                "run", "-a", str(autograder.resolve()), "-o", tmp, str(submission.resolve()), timeout=timeout
+                "run",
+                "-p",
+                "-a",
+                str(autograder.resolve()),
+                "-o",
+                tmp,
+                str(submission.resolve()),
+                cwd=Path(tmp),
+                timeout=timeout,
             )
         except subprocess.TimeoutExpired:
             result.problem = f"stopped after {timeout:g} s: a cell runs too long (a sleep, an endless loop?)"
@@ -432,12 +440,14 @@ def grade(autograder: Path, submission: Path, timeout: float = 300) -> Result:
             result.problem = f"the notebook could not be run: {shorten(error)}"
             return result
         tests = json.loads(path.read_text())["tests"]
+        executed = _executed_notebook(Path(tmp))
     defined = defined_names(nb)
     result.checks = _checks(questions, tests, defined)
     # A cell that does not parse, and a function never defined: plain sentences, in the problem column too
     result.missing = [q for q in questions if q not in defined]
     result.problem = "; ".join([*syntax_errors(nb), *(never_defined(q) for q in result.missing)])
     result.notes.extend(errors_as_handed_in(nb))
+    result.notes.extend(errors_in_fresh_run(executed, nb) if executed else [])
     result.score = sum(t["score"] for t in tests if "max_score" in t)
     for entry in tests:  # Otter's score is the grade; say so where its report could not be read
         passed = sum(c.points for c in result.checks if c.question == entry["name"] and c.passed)
@@ -451,6 +461,58 @@ def grade(autograder: Path, submission: Path, timeout: float = 300) -> Result:
 def syntax_errors_of(result: Result) -> list[str]:
     """The sentences of ``result.problem`` about cells that do not parse (see :func:`syntax_errors`)."""
     return [part for part in result.problem.split("; ") if " is not valid Python " in part]
+
+
+def errors_in_fresh_run(executed: dict, nb: dict) -> list[str]:
+    """One sentence per code cell of the student's that raised an error in the grader's own run.
+
+    Otter runs the notebook from top to bottom and goes on after an error, so a cell that fails
+    costs only the checks that needed it; this names the cell. ``executed`` is that run's notebook,
+    with the cells Otter adds; a cell is the student's when its source is one of ``nb``'s code
+    cells (its number is that cell's). Errors in Otter's own cells, and in the notebook's grader
+    cells (the setup cell and the ``grader.check`` calls, which fail outside Jupyter's own run by
+    design), are left to the checks.
+
+    >>> cell = {"cell_type": "code", "source": "x = 1 / 0"}
+    >>> ran = {**cell, "outputs": [{"output_type": "error", "ename": "ZeroDivisionError",
+    ...                            "evalue": "division by zero"}]}
+    >>> errors_in_fresh_run({"cells": [ran]}, {"cells": [cell]})
+    ["in the grader's run, code cell 1 (`x = 1 / 0`) ended in ZeroDivisionError: division by zero"]
+    """
+    numbers = {}
+    for number, cell in enumerate((c for c in nb["cells"] if c.get("cell_type") == "code"), start=1):
+        if not _GRADER_CELL.search(_source(cell)):
+            numbers.setdefault(_source(cell), number)
+    sentences = []
+    for cell in executed["cells"]:
+        number = numbers.get(_source(cell)) if cell.get("cell_type") == "code" else None
+        for out in cell.get("outputs", []) if number else []:
+            if out.get("output_type") == "error":
+                sentences.append(
+                    f"in the grader's run, code cell {number} (`{_first_line(_source(cell))}`) ended in "
+                    f"{out.get('ename', 'an error')}: {shorten(out.get('evalue', ''))}"
+                )
+    return sentences
+
+
+#: A cell of the notebook's grading plumbing: it uses Otter's ``grader`` or installs Otter.
+_GRADER_CELL = re.compile(r"\bgrader\.|otter")
+
+
+def _source(cell: dict) -> str:
+    source = cell.get("source", "")
+    return source if isinstance(source, str) else "".join(source)
+
+
+def _executed_notebook(folder: Path) -> dict | None:
+    """The notebook of Otter's run, from the ``results.pkl`` that ``otter run -p`` leaves."""
+    path = folder / "results.pkl"
+    if not path.exists():
+        return None
+    import dill  # Otter's own pickler, installed with it
+
+    notebook = getattr(dill.loads(path.read_bytes()), "notebook", None)
+    return json.loads(json.dumps(notebook)) if notebook is not None else None
 
 
 def feedback(result: Result) -> str:
