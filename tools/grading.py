@@ -185,8 +185,14 @@ def defined_names(nb: dict) -> set[str]:
     Returns:
         The names defined by the cells that parse.
     """
-    names = set()
-    for _, source in _code_cells(nb):
+    return set().union(*_names_by_cell(nb).values())
+
+
+def _names_by_cell(nb: dict) -> dict[int, set[str]]:
+    """Code cell number -> the names it defines at top level (nothing for a cell that does not parse)."""
+    by_cell = {}
+    for number, source in _code_cells(nb):
+        names = by_cell.setdefault(number, set())
         try:
             tree = ast.parse(source)
         except SyntaxError:
@@ -198,7 +204,26 @@ def defined_names(nb: dict) -> set[str]:
                 names.add(node.id)
             elif isinstance(node, (ast.Import, ast.ImportFrom)):
                 names |= {(a.asname or a.name).split(".")[0] for a in node.names}
-    return names
+    return by_cell
+
+
+def defined_in_failed_cell(executed: dict, nb: dict, questions) -> list[str]:
+    """One sentence per graded function whose defining cell raised an error in the grader's run
+    (the function may then be undefined, or an older version, when the checks run).
+
+    >>> cell = {"cell_type": "code", "source": "import nope\\ndef f(x):\\n    return x"}
+    >>> ran = {**cell, "outputs": [{"output_type": "error", "ename": "ModuleNotFoundError"}]}
+    >>> defined_in_failed_cell({"cells": [ran]}, {"cells": [cell]}, ["f", "g"])
+    ["`f` is defined in code cell 1, which stopped with an error in the grader's run (see the note)"]
+    """
+    failed = {number for number, _ in _fresh_errors(executed, nb)}
+    by_cell = _names_by_cell(nb)
+    return [
+        f"`{q}` is defined in code cell {n}, which stopped with an error in the grader's run (see the note)"
+        for q in questions
+        for n in [max((n for n, names in by_cell.items() if q in names), default=None)]
+        if n in failed
+    ]
 
 
 def _first_line(source: str, limit: int = 40) -> str:
@@ -445,7 +470,8 @@ def grade(autograder: Path, submission: Path, timeout: float = 300) -> Result:
     result.checks = _checks(questions, tests, defined)
     # A cell that does not parse, and a function never defined: plain sentences, in the problem column too
     result.missing = [q for q in questions if q not in defined]
-    result.problem = "; ".join([*syntax_errors(nb), *(never_defined(q) for q in result.missing)])
+    broken = defined_in_failed_cell(executed, nb, [q for q in questions if q in defined]) if executed else []
+    result.problem = "; ".join([*syntax_errors(nb), *(never_defined(q) for q in result.missing), *broken])
     result.notes.extend(errors_as_handed_in(nb))
     result.notes.extend(errors_in_fresh_run(executed, nb) if executed else [])
     result.score = sum(t["score"] for t in tests if "max_score" in t)
@@ -479,20 +505,28 @@ def errors_in_fresh_run(executed: dict, nb: dict) -> list[str]:
     >>> errors_in_fresh_run({"cells": [ran]}, {"cells": [cell]})
     ["in the grader's run, code cell 1 (`x = 1 / 0`) ended in ZeroDivisionError: division by zero"]
     """
+    return [sentence for _, sentence in _fresh_errors(executed, nb)]
+
+
+def _fresh_errors(executed: dict, nb: dict) -> list[tuple[int, str]]:
+    """(code cell number, sentence) for :func:`errors_in_fresh_run`."""
     numbers = {}
     for number, cell in enumerate((c for c in nb["cells"] if c.get("cell_type") == "code"), start=1):
         if not _GRADER_CELL.search(_source(cell)):
             numbers.setdefault(_source(cell), number)
-    sentences = []
+    found = []
     for cell in executed["cells"]:
         number = numbers.get(_source(cell)) if cell.get("cell_type") == "code" else None
         for out in cell.get("outputs", []) if number else []:
             if out.get("output_type") == "error":
-                sentences.append(
-                    f"in the grader's run, code cell {number} (`{_first_line(_source(cell))}`) ended in "
-                    f"{out.get('ename', 'an error')}: {shorten(out.get('evalue', ''))}"
+                found.append(
+                    (
+                        number,
+                        f"in the grader's run, code cell {number} (`{_first_line(_source(cell))}`) ended in "
+                        f"{out.get('ename', 'an error')}: {shorten(out.get('evalue', ''))}",
+                    )
                 )
-    return sentences
+    return found
 
 
 #: A cell of the notebook's grading plumbing: it uses Otter's ``grader`` or installs Otter.
