@@ -3,10 +3,11 @@
 ``python -m tools.fake_class ASSIGNMENT_BUILD OUT [--students 20]`` writes ``OUT/student-NN.ipynb``
 from one assignment's Otter output (``_build/course/NAME``: its solutions and its student
 notebook): a mix of right, partly right (one function left as the stub), wrong (a function's
-result perturbed), sleeping (a cell that never ends), not-a-notebook and missing-function
-(a function renamed) submissions. The kind of each is in ``kinds.csv`` beside ``OUT`` (not in
-it: every file in the submissions folder is a submission), and the class list, with one student
-who handed in nothing, in ``roster.csv`` beside it.
+result perturbed), sleeping (a cell that never ends), not-a-notebook, missing-function
+(a function renamed) and error-in-a-cell (right, then a scratch cell that fails) submissions.
+The kind of each is in ``kinds.csv`` beside ``OUT`` (not in it: every file in the submissions
+folder is a submission), and the class list, with one student who handed in nothing, in
+``roster.csv`` beside it.
 """
 
 from __future__ import annotations
@@ -22,9 +23,9 @@ import nbformat
 
 # The mix of a class of 20 (6 right, 4 partly right, 4 wrong, 2 of each problem), every kind
 # among the first six; repeated for a larger class.
-KINDS = ("right", "partly right", "wrong", "sleeping", "not a notebook", "missing function") * 2 + (
-    "right", "partly right", "wrong", "right", "partly right", "wrong", "right", "right",
-)  # fmt: skip
+KINDS = (
+    "right", "partly right", "wrong", "sleeping", "not a notebook", "missing function", "error in a cell",
+) * 2 + ("right", "partly right", "wrong", "right", "partly right", "right")  # fmt: skip
 
 
 def _defining(nb, name: str):
@@ -65,6 +66,8 @@ def submission(kind: str, solutions, stubs, questions: list[str], i: int):
         )
     elif kind == "missing function":
         cell.source = cell.source.replace(f"def {name}(", f"def my_{name}(")
+    elif kind == "error in a cell":  # right, then a scratch cell that fails: a note, no points lost
+        nb.cells.append(nbformat.v4.new_code_cell("ratio = 1 / 0  # a slip after the graded work"))
     return nb
 
 
@@ -107,6 +110,7 @@ EXPECTED = {
     "right": lambda score, top, problem, timeout: score == top and not problem,
     "partly right": lambda score, top, problem, timeout: 0 < score < top and not problem,
     "wrong": lambda score, top, problem, timeout: score < top and not problem,
+    "error in a cell": lambda score, top, problem, timeout: score == top and not problem,
     "missing function": lambda score, top, problem, timeout: (
         score < top and "is never defined in the notebook" in problem
     ),
@@ -146,6 +150,9 @@ def check(kinds: Path, scores: Path, timeout: float) -> list[str]:
         if not EXPECTED[kind](score, top, problem, timeout):
             wrong.append(f"{student} ({kind}): graded {score:g} / {top:g}, problem {problem!r}")
         text = feedback / f"{student}.txt"
+        if kind == "error in a cell" and text.is_file():
+            if "Note: in the grader's run, code cell" not in text.read_text(encoding="utf-8"):
+                wrong.append(f"{student} ({kind}): the feedback does not name the cell that failed")
         if kind == "missing function" and text.is_file():
             said = [line for line in text.read_text(encoding="utf-8").splitlines() if "never defined" in line]
             if len(said) != 1:
