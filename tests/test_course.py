@@ -1406,11 +1406,17 @@ def test_only_the_students_own_cells_are_named_from_the_graders_run():
     executed = {"cells": [added, {**check, "outputs": [{**error, "ename": "NameError"}]}]}
     executed["cells"] += [{**mine, "outputs": [error]}, {"cell_type": "markdown", "source": "x"}]
     notes = grading.errors_in_fresh_run(executed, {"cells": [check, mine]})
-    assert notes == [
-        "in the grader's run, code cell 2 (`import numpy as np`) ended in ZeroDivisionError: "
+    assert notes == {
+        2: "in the grader's run, code cell 2 (`import numpy as np`) ended in ZeroDivisionError: "
         "float division by zero"
+    }
+    assert grading.errors_in_fresh_run({"cells": [{**mine, "outputs": []}]}, {"cells": [mine]}) == {}
+    # the function defined in the failed cell is named; one defined elsewhere is not
+    defining = {"cell_type": "code", "source": "def f(x):\n    return np.log(x) / 0"}
+    assert grading.defined_in_failed_cell({2}, {"cells": [mine, defining]}, ["f"]) == [
+        "`f` is defined in code cell 2, which stopped with an error in the grader's run (see the note)"
     ]
-    assert grading.errors_in_fresh_run({"cells": [{**mine, "outputs": []}]}, {"cells": [mine]}) == []
+    assert grading.defined_in_failed_cell({1}, {"cells": [mine, defining]}, ["f"]) == []
 
 
 @pytest.mark.parametrize(

@@ -58,12 +58,6 @@ def sparsemax_by_hand(rng: np.random.Generator) -> Question:
     return Question(4, text, key)
 
 
-def _entropy2(p: np.ndarray) -> float:
-    """Shannon entropy in bits; 0 log 0 = 0."""
-    p = p[p > 0]
-    return float(-(p * np.log2(p)).sum())
-
-
 def density_and_diversity(rng: np.random.Generator) -> Question:
     """Two heads' densities and their Jensen–Shannon divergence (Chapter 5, §5.5)."""
     while True:  # two sparse heads whose supports overlap but differ
@@ -80,7 +74,7 @@ def density_and_diversity(rng: np.random.Generator) -> Question:
         if valid and overlap and not np.array_equal(p1 > 0, p2 > 0):
             break
     mix = (p1 + p2) / 2
-    h_mix, h1, h2 = _entropy2(mix), _entropy2(p1), _entropy2(p2)
+    h_mix, h1, h2 = (float(scipy_stats.entropy(p, base=2)) for p in (mix, p1, p2))
     js = h_mix - (h1 + h2) / 2
     text = (
         f"Two heads of one layer attend over the same 4 keys with $p_1 = {_vector(p1, 2)}$ and "

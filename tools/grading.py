@@ -166,7 +166,7 @@ def _code_cells(nb: dict):
     """(number, source) of each code cell, counted from 1, without IPython's % and ! lines."""
     cells = [c for c in nb["cells"] if c.get("cell_type") == "code"]
     for number, cell in enumerate(cells, start=1):
-        source = "".join(cell.get("source", ""))
+        source = _source(cell)
         yield (
             number,
             "\n".join(line for line in source.splitlines() if not line.lstrip().startswith(("%", "!"))),
@@ -207,16 +207,19 @@ def _names_by_cell(nb: dict) -> dict[int, set[str]]:
     return by_cell
 
 
-def defined_in_failed_cell(executed: dict, nb: dict, questions) -> list[str]:
+def defined_in_failed_cell(failed: set[int], nb: dict, questions) -> list[str]:
     """One sentence per graded function whose defining cell raised an error in the grader's run
     (the function may then be undefined, or an older version, when the checks run).
 
+    Args:
+        failed: the numbers of the code cells that raised (see :func:`errors_in_fresh_run`).
+        nb: the submitted notebook's JSON.
+        questions: the graded functions' names.
+
     >>> cell = {"cell_type": "code", "source": "import nope\\ndef f(x):\\n    return x"}
-    >>> ran = {**cell, "outputs": [{"output_type": "error", "ename": "ModuleNotFoundError"}]}
-    >>> defined_in_failed_cell({"cells": [ran]}, {"cells": [cell]}, ["f", "g"])
+    >>> defined_in_failed_cell({1}, {"cells": [cell]}, ["f", "g"])
     ["`f` is defined in code cell 1, which stopped with an error in the grader's run (see the note)"]
     """
-    failed = {number for number, _ in _fresh_errors(executed, nb)}
     by_cell = _names_by_cell(nb)
     return [
         f"`{q}` is defined in code cell {n}, which stopped with an error in the grader's run (see the note)"
@@ -470,10 +473,11 @@ def grade(autograder: Path, submission: Path, timeout: float = 300) -> Result:
     result.checks = _checks(questions, tests, defined)
     # A cell that does not parse, and a function never defined: plain sentences, in the problem column too
     result.missing = [q for q in questions if q not in defined]
-    broken = defined_in_failed_cell(executed, nb, [q for q in questions if q in defined]) if executed else []
+    fresh = errors_in_fresh_run(executed, nb) if executed else {}
+    broken = defined_in_failed_cell(set(fresh), nb, [q for q in questions if q in defined])
     result.problem = "; ".join([*syntax_errors(nb), *(never_defined(q) for q in result.missing), *broken])
     result.notes.extend(errors_as_handed_in(nb))
-    result.notes.extend(errors_in_fresh_run(executed, nb) if executed else [])
+    result.notes.extend(fresh.values())
     result.score = sum(t["score"] for t in tests if "max_score" in t)
     for entry in tests:  # Otter's score is the grade; say so where its report could not be read
         passed = sum(c.points for c in result.checks if c.question == entry["name"] and c.passed)
@@ -489,7 +493,7 @@ def syntax_errors_of(result: Result) -> list[str]:
     return [part for part in result.problem.split("; ") if " is not valid Python " in part]
 
 
-def errors_in_fresh_run(executed: dict, nb: dict) -> list[str]:
+def errors_in_fresh_run(executed: dict, nb: dict) -> dict[int, str]:
     """One sentence per code cell of the student's that raised an error in the grader's own run.
 
     Otter runs the notebook from top to bottom and goes on after an error, so a cell that fails
@@ -499,32 +503,27 @@ def errors_in_fresh_run(executed: dict, nb: dict) -> list[str]:
     cells (the setup cell and the ``grader.check`` calls, which fail outside Jupyter's own run by
     design), are left to the checks.
 
+    Returns:
+        code cell number -> the sentence (the last error of a cell, if it printed several).
+
     >>> cell = {"cell_type": "code", "source": "x = 1 / 0"}
     >>> ran = {**cell, "outputs": [{"output_type": "error", "ename": "ZeroDivisionError",
     ...                            "evalue": "division by zero"}]}
     >>> errors_in_fresh_run({"cells": [ran]}, {"cells": [cell]})
-    ["in the grader's run, code cell 1 (`x = 1 / 0`) ended in ZeroDivisionError: division by zero"]
+    {1: "in the grader's run, code cell 1 (`x = 1 / 0`) ended in ZeroDivisionError: division by zero"}
     """
-    return [sentence for _, sentence in _fresh_errors(executed, nb)]
-
-
-def _fresh_errors(executed: dict, nb: dict) -> list[tuple[int, str]]:
-    """(code cell number, sentence) for :func:`errors_in_fresh_run`."""
     numbers = {}
     for number, cell in enumerate((c for c in nb["cells"] if c.get("cell_type") == "code"), start=1):
         if not _GRADER_CELL.search(_source(cell)):
             numbers.setdefault(_source(cell), number)
-    found = []
+    found = {}
     for cell in executed["cells"]:
         number = numbers.get(_source(cell)) if cell.get("cell_type") == "code" else None
         for out in cell.get("outputs", []) if number else []:
             if out.get("output_type") == "error":
-                found.append(
-                    (
-                        number,
-                        f"in the grader's run, code cell {number} (`{_first_line(_source(cell))}`) ended in "
-                        f"{out.get('ename', 'an error')}: {shorten(out.get('evalue', ''))}",
-                    )
+                found[number] = (
+                    f"in the grader's run, code cell {number} (`{_first_line(_source(cell))}`) ended in "
+                    f"{out.get('ename', 'an error')}: {shorten(out.get('evalue', ''))}"
                 )
     return found
 
