@@ -43,12 +43,14 @@ from flax import nnx
 
 from entmax_book.translation import experiment
 from entmax_book.translation.config import TranslationConfig
-from entmax_book.translation.configs import RECIPE
+from entmax_book.translation.configs import HARDER, RECIPE
 from entmax_book.translation.data import batches
 from entmax_book.translation.model import Transformer
 from entmax_book.translation.train import cross_entropy, make_optimizer, train
 
 NORMALISERS = ("softmax", "entmax15", "alpha_entmax")
+#: --config: the recipe on corpus version 1, or Chapter 5's recorded runs (corpus version 3).
+CONFIGS = {"recipe": RECIPE, "harder": HARDER}
 
 
 def by_batch_size(args):
@@ -102,8 +104,9 @@ def _stepper(config, normaliser, vocab_size):
 
 def compare(args):
     """Rows of median ms per step and median ratio to softmax, normalisers timed in turn."""
-    longest = max(args.max_src_len, RECIPE.model.max_len)
-    config = RECIPE.replace(batch_size=args.batch_sizes[0], max_src_len=args.max_src_len, max_len=longest)
+    base = CONFIGS[args.config]
+    longest = max(args.max_src_len, base.model.max_len)
+    config = base.replace(batch_size=args.batch_sizes[0], max_src_len=args.max_src_len, max_len=longest)
     data = experiment.prepare_data(config.data)
     fixed = list(itertools.islice(batches(data.train.columns(), config.train.batch_size, seed=0), args.steps))
     fixed = [jax.device_put(b) for b in fixed]
@@ -158,6 +161,12 @@ def main():
     )
     parser.add_argument("--rounds", type=int, default=7, help="--compare: rounds of interleaved timings")
     parser.add_argument(
+        "--config",
+        choices=sorted(CONFIGS),
+        default="recipe",
+        help="--compare: RECIPE or HARDER (Chapter 5's record)",
+    )
+    parser.add_argument(
         "--max-src-len", type=int, default=RECIPE.data.max_src_len, help="--compare: longest source"
     )
     parser.add_argument(
@@ -174,7 +183,7 @@ def main():
     out = args.out or Path(__file__).parent / "results" / name
     meta = {"backend": backend, "jax": jax.__version__, "machine": platform.processor() or platform.machine()}
     if args.compare:
-        meta.update(rounds=args.rounds, steps_per_round=args.steps)
+        meta.update(rounds=args.rounds, steps_per_round=args.steps, config=args.config)
     if args.note:
         meta["note"] = args.note
     out.write_text(json.dumps({"meta": meta, "rows": rows}, indent=1) + "\n", encoding="utf-8")
