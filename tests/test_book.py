@@ -29,9 +29,7 @@ if "google.colab" in sys.modules:
     repository = "git+{url}.git@{branch}"
     get_ipython().run_line_magic("pip", f"install -q {{repository}}")
 
-import jax
-
-print("JAX backend:", jax.default_backend())"""
+import jax"""
 
 REQUIRED_MYST_EXTENSIONS = {"dollarmath", "amsmath", "colon_fence"}
 REQUIRED_SPHINX_EXTENSIONS = {"sphinx_exercise"}
