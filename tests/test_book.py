@@ -515,7 +515,7 @@ APPENDICES = {
     ),
     "05_in_numbers.md": (
         "05_adaptively_sparse_transformers.ipynb",
-        ["ch5_effects", "ch5_alpha_table", "ch5_seed_table", "ch5_plateau_table"],
+        ["ch5_claims_table", "ch5_effects", "ch5_alpha_table", "ch5_seed_table", "ch5_plateau_table"],
         "ch5-numbers",
     ),
 }

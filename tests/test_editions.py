@@ -270,6 +270,15 @@ def test_convert_attaches_a_glued_figure_and_records_what_it_used():
     assert page.attachments == {"c1": {"fig.png": {"image/png": "iVBO"}}} and page.used == {"fig", "gap"}
 
 
+def test_convert_writes_out_a_glued_table():
+    table = "| a | b |\n|---|---|\n| 1 | 2 |\n"
+    page = myst.Page("chapters/01_x", {"tab": {"text/markdown": table, "text/plain": "<Markdown>"}})
+    assert myst.convert("Rows:\n\n```{glue} tab\n```\n", TOY_BOOK, page, "c1") == f"Rows:\n\n{table}"
+    assert page.used == {"tab"}
+    with pytest.raises(ValueError, match="no glued Markdown 'gap'"):
+        myst.convert("```{glue} gap\n```", TOY_BOOK, _toy_page())
+
+
 @pytest.mark.parametrize(
     ("source", "error"),
     [

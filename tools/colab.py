@@ -112,8 +112,10 @@ def convert_cells(cells, book: myst.Book, page: myst.Page) -> list:
 
 def record(nb, chapter_path: str, code: str, page: myst.Page) -> None:
     """Write the edition's record (chapter, code fingerprint, glued values quoted) into ``nb.metadata``."""
-    # the figures travel as cell attachments; the record holds the values the text quotes
-    values = {k: page.glue[k]["text/plain"] for k in sorted(page.used) if "image/png" not in page.glue[k]}
+    # figures travel as cell attachments and glued tables as the cell's Markdown; the record holds
+    # the values the text quotes
+    quoted = [k for k in sorted(page.used) if not {"image/png", "text/markdown"} & set(page.glue[k])]
+    values = {k: page.glue[k]["text/plain"] for k in quoted}
     nb.metadata[META] = {"chapter": chapter_path, "code": code, "glue": values}
 
 

@@ -309,6 +309,12 @@ def _directive(match: re.Match, book: Book, page: Page, cell_key: str) -> str:
         return f"#### Solution to Exercise {number}\n\n"
     if name == "solution-end":
         return ""
+    if name == "glue":  # a glued table (Markdown) of the same chapter, written out as it is
+        markdown = page.glue.get(arg, {}).get("text/markdown")
+        if markdown is None:
+            raise ValueError(f"{page.name}: no glued Markdown {arg!r} in the executed chapter")
+        page.used.add(arg)
+        return ("".join(markdown) if isinstance(markdown, list) else markdown).strip() + "\n"
     if name == "glue:figure":
         if "image/png" not in page.glue.get(arg, {}):
             raise ValueError(f"{page.name}: no glued figure {arg!r} in the executed chapter")
