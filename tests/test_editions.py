@@ -279,6 +279,20 @@ def test_convert_writes_out_a_glued_table():
         myst.convert("```{glue} gap\n```", TOY_BOOK, _toy_page())
 
 
+def test_an_edition_records_its_glued_tables_for_a_checkout_without_a_build():
+    table = "| a | b |\n|---|---|\n| 1 | 2 |\n"
+    glue = {"tab": {"text/markdown": [table], "text/plain": "<Markdown>"}, "gap": {"text/plain": "1.0"}}
+    page = myst.Page("chapters/01_x", glue)
+    myst.convert("```{glue} tab\n```\n{glue}`gap`", TOY_BOOK, page, "c1")
+    nb = nbformat.v4.new_notebook()
+    colab.record(nb, "chapters/01_x.ipynb", "hash", page)
+    assert nb.metadata[colab.META]["glue"] == {"gap": "1.0"}
+    recorded = colab.recorded_glue(nb)
+    assert recorded == {"gap": {"text/plain": "1.0"}, "tab": {"text/markdown": table}}
+    again = myst.Page("chapters/01_x", recorded)
+    assert myst.convert("```{glue} tab\n```", TOY_BOOK, again, "c1") == table
+
+
 @pytest.mark.parametrize(
     ("source", "error"),
     [

@@ -55,8 +55,12 @@ def check_output_folder(out: Path, sources: Path) -> None:
 
 
 def recorded_glue(nb) -> dict[str, dict]:
-    """The glued outputs an edition notebook recorded: name -> {"text/plain" or "image/png": value}."""
-    glue = {name: {"text/plain": text} for name, text in nb.metadata.get(META, {}).get("glue", {}).items()}
+    """The glued outputs an edition notebook recorded: name -> {MIME type: value} (text/plain for a
+    quoted value, text/markdown for a glued table, image/png for a figure)."""
+    meta = nb.metadata.get(META, {})
+    glue = {name: {"text/plain": text} for name, text in meta.get("glue", {}).items()}
+    for name, table in meta.get("tables", {}).items():
+        glue[name] = {"text/markdown": table}
     for cell in nb.cells:
         for attachment, data in cell.get("attachments", {}).items():
             glue.setdefault(attachment.removesuffix(".png"), {}).update(data)
@@ -110,13 +114,23 @@ def convert_cells(cells, book: myst.Book, page: myst.Page) -> list:
     return out
 
 
+def _text(value) -> str:
+    """A notebook output's text, stored as one string or as a list of lines."""
+    return "".join(value) if isinstance(value, list) else value
+
+
 def record(nb, chapter_path: str, code: str, page: myst.Page) -> None:
     """Write the edition's record (chapter, code fingerprint, glued values quoted) into ``nb.metadata``."""
-    # figures travel as cell attachments and glued tables as the cell's Markdown; the record holds
-    # the values the text quotes
-    quoted = [k for k in sorted(page.used) if not {"image/png", "text/markdown"} & set(page.glue[k])]
-    values = {k: page.glue[k]["text/plain"] for k in quoted}
+    # figures travel as cell attachments; the record holds the values the text quotes and the
+    # glued tables, so that a checkout without a book build can write the edition again
+    used = sorted(page.used)
+    values = {
+        k: page.glue[k]["text/plain"] for k in used if not {"image/png", "text/markdown"} & set(page.glue[k])
+    }
+    tables = {k: _text(page.glue[k]["text/markdown"]) for k in used if "text/markdown" in page.glue[k]}
     nb.metadata[META] = {"chapter": chapter_path, "code": code, "glue": values}
+    if tables:
+        nb.metadata[META]["tables"] = tables
 
 
 def colab_notebook(nb, name: str, book: myst.Book, glue: dict):
