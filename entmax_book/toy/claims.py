@@ -388,7 +388,7 @@ def seed_table(result: Mapping, variants: Sequence[str] = ("softmax", *SPARSE)) 
             header.append(f"{NAMES[v]}, {unit}")
     if "alpha_entmax" in variants:
         columns.append([f"{x:.3f}" for x in per_seed(result, "alpha_entmax", "final_alpha")[:, -1]])
-        header.append("learned α")
+        header.append("final learned α")
     lines = ["| seed | " + " | ".join(header) + " |", "|" + "---|" * (len(header) + 1)]
     for i, seed in enumerate(result["seeds"]):
         lines.append(f"| {seed} | " + " | ".join(column[i] for column in columns) + " |")

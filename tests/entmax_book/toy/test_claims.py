@@ -182,7 +182,9 @@ def test_the_groups_split_the_claims_each_in_one_group():
 def test_seed_table_gives_every_seed_at_the_longest_length():
     result, base = make_result(np.random.default_rng(7))
     lines = claims.seed_table(result).splitlines()
-    assert lines[0].startswith("| seed | softmax, accuracy (%) |") and lines[0].endswith("| learned α |")
+    assert lines[0].startswith("| seed | softmax, accuracy (%) |") and lines[0].endswith(
+        "| final learned α |"
+    )
     assert len(lines) == 2 + len(result["seeds"])
     for i, line in enumerate(lines[2:]):
         cells = [float(c) for c in line.strip("|").split("|")]
