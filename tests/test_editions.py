@@ -281,7 +281,7 @@ def test_convert_writes_out_a_glued_table():
 
 def test_an_edition_records_its_glued_tables_for_a_checkout_without_a_build():
     table = "| a | b |\n|---|---|\n| 1 | 2 |\n"
-    glue = {"tab": {"text/markdown": [table], "text/plain": "<Markdown>"}, "gap": {"text/plain": "1.0"}}
+    glue = {"tab": {"text/markdown": table, "text/plain": "<Markdown>"}, "gap": {"text/plain": "1.0"}}
     page = myst.Page("chapters/01_x", glue)
     myst.convert("```{glue} tab\n```\n{glue}`gap`", TOY_BOOK, page, "c1")
     nb = nbformat.v4.new_notebook()

@@ -114,11 +114,6 @@ def convert_cells(cells, book: myst.Book, page: myst.Page) -> list:
     return out
 
 
-def _text(value) -> str:
-    """A notebook output's text, stored as one string or as a list of lines."""
-    return "".join(value) if isinstance(value, list) else value
-
-
 def record(nb, chapter_path: str, code: str, page: myst.Page) -> None:
     """Write the edition's record (chapter, code fingerprint, glued values quoted) into ``nb.metadata``."""
     # figures travel as cell attachments; the record holds the values the text quotes and the
@@ -127,7 +122,7 @@ def record(nb, chapter_path: str, code: str, page: myst.Page) -> None:
     values = {
         k: page.glue[k]["text/plain"] for k in used if not {"image/png", "text/markdown"} & set(page.glue[k])
     }
-    tables = {k: _text(page.glue[k]["text/markdown"]) for k in used if "text/markdown" in page.glue[k]}
+    tables = {k: page.glue[k]["text/markdown"] for k in used if "text/markdown" in page.glue[k]}
     nb.metadata[META] = {"chapter": chapter_path, "code": code, "glue": values}
     if tables:
         nb.metadata[META]["tables"] = tables

@@ -314,7 +314,7 @@ def _directive(match: re.Match, book: Book, page: Page, cell_key: str) -> str:
         if markdown is None:
             raise ValueError(f"{page.name}: no glued Markdown {arg!r} in the executed chapter")
         page.used.add(arg)
-        return ("".join(markdown) if isinstance(markdown, list) else markdown).strip() + "\n"
+        return markdown.strip() + "\n"
     if name == "glue:figure":
         if "image/png" not in page.glue.get(arg, {}):
             raise ValueError(f"{page.name}: no glued figure {arg!r} in the executed chapter")
