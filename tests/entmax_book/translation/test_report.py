@@ -96,7 +96,10 @@ def test_claims_table_shows_the_chosen_rows_in_order(record):
     verdicts = family_verdicts(record)
     lines = report.claims_table(verdicts, ["encoder_sparsest", "no_bleu_cost"]).splitlines()
     assert len(lines) == 4 and lines[0].startswith("| claim | measured on |")
-    assert lines[2].startswith("| encoder self-attention learns a larger α") and "| BLEU |" in lines[3]
+    assert (
+        lines[2].startswith("| encoder self-attention learns a larger α")
+        and "| BLEU: learned α's − softmax's + 0.5 |" in lines[3]
+    )
     assert lines[2].endswith(f"**{verdicts['encoder_sparsest'].verdict}** |")
     assert len(report.claims_table(verdicts).splitlines()) == 2 + len(verdicts)
 
