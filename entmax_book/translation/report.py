@@ -158,7 +158,8 @@ def accuracy_table(results: Mapping, analyses: Mapping, conditions=CONDITIONS, s
         columns = accuracy_columns(results, analyses, condition, seeds)
         cells = []
         for name, values in columns.items():
-            digits = 3 if name == "test loss" else 1
+            # BLEU to two digits, so that a difference quoted in the text is the table's
+            digits = {"test loss": 3, "BLEU": 2}.get(name, 1)
             cap = None if name in ("test loss", "BLEU") else 100.0
             cells.append(_cell(values, digits, cap))
         rows.append([LABELS[condition], *cells])

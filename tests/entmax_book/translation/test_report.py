@@ -150,7 +150,7 @@ def test_accuracy_table_rows_intervals_and_the_cap_at_100(record):
     assert softmax[5] == "100.0 [100.0, 100.0]"  # every seed 100 %: the interval is the point
     bleu = column(results, "softmax", lambda r: r["test"]["bleu"])
     half = scipy_stats.t.ppf(0.975, 2) * bleu.std(ddof=1) / np.sqrt(3)
-    assert softmax[6] == f"{bleu.mean():.1f} [{bleu.mean() - half:.1f}, {bleu.mean() + half:.1f}]"
+    assert softmax[6] == f"{bleu.mean():.2f} [{bleu.mean() - half:.2f}, {bleu.mean() + half:.2f}]"
 
 
 def test_heads_table_has_a_column_per_score_and_the_sink_gap(record):
