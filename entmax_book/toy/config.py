@@ -96,7 +96,7 @@ class ToyConfig:
       train_seed, test_seed: seeds of the data (integers ≥ 0).
       data_per_seed: fresh training and test data for every seed (as the demo draws them).
       query_scale: multiplies the initial query (the initial score scale).
-      score_norm: if given, the scoring vector has this fixed norm
+      score_norm: if given, the effective query W_k w / √d has this fixed norm
         (see :func:`entmax_book.toy.model.scores`).
       gradient: ``"closed_form"`` (the library's derivative rules) or ``"autodiff"``
         (autodiff through :func:`entmax_book.toy.model.bisection_entmax`, the demo's numerics).

@@ -69,16 +69,16 @@ def init_params(seed: int, config: ToyConfig = ToyConfig()) -> dict:
 
 
 def scores(params, tokens, score_norm=None):
-    """Attention scores s = X W_k w / √d, shape (…, L) for tokens (…, L, d).
+    """Attention scores z = X w̃, shape (…, L) for tokens (…, L, d), with the effective query
+    w̃ = W_k w / √d.
 
-    With ``score_norm`` the scoring vector v = W_k w / √d is rescaled to that norm, so the
-    score scale is fixed and only its direction is learned (fixing |w| alone would not fix it:
-    W_k could grow).
+    With ``score_norm``, w̃ is rescaled to that norm, so the score scale is fixed and only its
+    direction is learned (fixing |w| alone would not fix it: W_k could grow).
     """
-    v = params["keys"] @ params["query"] / math.sqrt(params["query"].shape[-1])
+    effective_query = params["keys"] @ params["query"] / math.sqrt(params["query"].shape[-1])
     if score_norm is not None:
-        v = score_norm * v / jnp.linalg.norm(v)
-    return tokens @ v
+        effective_query = score_norm * effective_query / jnp.linalg.norm(effective_query)
+    return tokens @ effective_query
 
 
 def bisection_entmax(z, alpha, n_iter: int = 25):

@@ -176,7 +176,7 @@ def seed_table(results: Mapping, analyses: Mapping, conditions=CONDITIONS, seeds
         js = measures.diversity(analyses, condition, seeds=seeds)
         for i, seed in enumerate(seeds):
             loss, tokens, bleu = columns["test loss"][i], columns["tokens"][i], columns["BLEU"][i]
-            scores = [f"{loss:.3f}", f"{tokens:.1f}", f"{bleu:.1f}", f"{js[i]:.3f}"]
+            scores = [f"{loss:.3f}", f"{tokens:.1f}", f"{bleu:.2f}", f"{js[i]:.3f}"]
             rows.append([LABELS[condition], str(seed), *scores])
     return _markdown(["condition", "seed", "test loss", "tokens", "BLEU", "JS between heads"], rows)
 
@@ -196,8 +196,9 @@ def heads_table(analyses: Mapping, conditions=CONDITIONS, seeds=measures.SEEDS) 
 def claims_table(verdicts: Mapping[str, stats.Verdict], keys: Sequence[str] | None = None) -> str:
     """A markdown table of verdicts: claim, measure, effect [95 % interval], p, Holm-corrected p,
     verdict; the rows of ``keys`` in that order (all of them by default). A claim of the family
-    has its effect written as in :data:`EFFECT_COLUMNS` (e.g. the loss row to four decimals),
-    any other with three, signed.
+    is named by its short name in :data:`EFFECT_COLUMNS`, then its words, and has its effect
+    written as there (e.g. the loss row to four decimals); any other claim has its words only and
+    its effect with three decimals, signed.
 
     >>> row = stats.verdicts([stats.paired("up", "s", [1.0, 1.2, 0.9])])[0]
     >>> claims_table({"up": row}).splitlines()[-1]
@@ -209,7 +210,9 @@ def claims_table(verdicts: Mapping[str, stats.Verdict], keys: Sequence[str] | No
         c = r.comparison
         spec = "+" + EFFECT_COLUMNS[key][1].lstrip("+") if key in EFFECT_COLUMNS else "+.3f"
         effect = f"{_number(c.mean, spec)} [{_number(c.low, spec)}, {_number(c.high, spec)}]"
-        rows.append([c.claim, c.setting, effect, f"{c.p:.2g}", f"{r.p_corrected:.2g}", f"**{r.verdict}**"])
+        # the short name first, so that the row matches its column in effects_table and the text
+        claim = f"**{EFFECT_COLUMNS[key][0]}**: {c.claim}" if key in EFFECT_COLUMNS else c.claim
+        rows.append([claim, c.setting, effect, f"{c.p:.2g}", f"{r.p_corrected:.2g}", f"**{r.verdict}**"])
     header = ["claim", "measured on", "effect [95 % interval]", "p", "p (Holm)", "verdict"]
     return _markdown(header, rows)
 
@@ -220,7 +223,7 @@ EFFECT_COLUMNS = {
     "no_loss_cost": ("no loss cost", "+.4f"),
     "no_bleu_cost": ("no BLEU cost", "+.2f"),
     "more_diverse": ("more diverse", "+.3f"),
-    "encoder_sparsest": ("encoder sparsest", "+.3f"),
+    "encoder_sparsest": ("encoder keeps the largest α", "+.3f"),
     "dip_then_rise": ("dip, then rise", ".3f"),
     "learning_helps": ("learning helps", "+.4f"),
     "two_modes": ("two modes", ".0f"),

@@ -97,7 +97,7 @@ def test_claims_table_shows_the_chosen_rows_in_order(record):
     lines = report.claims_table(verdicts, ["encoder_sparsest", "no_bleu_cost"]).splitlines()
     assert len(lines) == 4 and lines[0].startswith("| claim | measured on |")
     assert (
-        lines[2].startswith("| encoder self-attention learns a larger α")
+        lines[2].startswith("| **encoder keeps the largest α**: encoder self-attention learns a larger α")
         and "| BLEU: learned α's − softmax's + 0.5 |" in lines[3]
     )
     assert lines[2].endswith(f"**{verdicts['encoder_sparsest'].verdict}** |")
@@ -108,7 +108,7 @@ def test_effects_table_gives_each_seed_the_effects_the_family_tests(record):
     results, analyses = record
     seed_runs = claims.seed_runs(results, analyses, seeds=SEEDS)
     lines = report.effects_table(seed_runs, SEEDS).splitlines()
-    names = ["no loss cost", "no BLEU cost", "more diverse", "encoder sparsest", "dip, then rise"]
+    names = ["no loss cost", "no BLEU cost", "more diverse", "encoder keeps the largest α", "dip, then rise"]
     assert lines[0] == "| seed | " + " | ".join([*names, "learning helps", "two modes"]) + " |"
     assert len(lines) == 2 + len(SEEDS)
     loss = {c: column(results, c, lambda r: r["test"]["loss"]) for c in CONDITIONS}
@@ -247,5 +247,5 @@ def test_seed_table_has_a_row_per_run_with_its_own_scores(record):
     analysis = analyses[run_name(condition, seed)]
     assert row[:2] == [report.LABELS[condition], str(seed)]
     assert row[2] == f"{analysis['test_loss']:.3f}"
-    assert row[4] == f"{results[run_name(condition, seed)]['test']['bleu']:.1f}"
+    assert row[4] == f"{results[run_name(condition, seed)]['test']['bleu']:.2f}"
     assert row[5] == f"{np.mean([analysis['js'][k] for k in analysis['js']]):.3f}"
