@@ -103,13 +103,14 @@ def alpha_moved(results: Mapping, condition: str, seeds=SEEDS) -> np.ndarray:
     return np.abs(_alpha_steps(results, condition, seeds)).mean(axis=(0, 2))
 
 
-def density_spread(analyses: Mapping, condition: str, seeds=SEEDS) -> np.ndarray:
-    """Per seed: the standard deviation of the densities of all the model's heads (every
-    attention type; ``analysis["density"]``). Softmax's is 0: every head has density 1."""
+def density_spread(analyses: Mapping, condition: str, seeds=SEEDS, kinds=ATTENTION_TYPES) -> np.ndarray:
+    """Per seed: the standard deviation of the densities of the model's heads of the attention
+    types ``kinds`` (``analysis["density"]``; all types pooled by default, which also counts the
+    gaps between the types). Softmax's is 0: every head has density 1."""
     return per_seed(
         analyses,
         condition,
-        lambda a: np.std(np.concatenate([np.ravel(a["density"][k]) for k in ATTENTION_TYPES])),
+        lambda a: np.std(np.concatenate([np.ravel(a["density"][k]) for k in kinds])),
         seeds,
     )
 

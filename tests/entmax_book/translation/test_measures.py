@@ -57,6 +57,9 @@ def test_density_spread_is_the_sd_of_every_head_and_zero_for_softmax():
     assert measures.density_spread(by_run, "s", (0,)).tolist() == [0.0]
     expected = np.std([0.2, 0.4, 0.6, 0.8, 1.0, 1.0])
     assert measures.density_spread(by_run, "x", (0,)) == pytest.approx([expected])
+    # within one attention type: the gaps between the types no longer count
+    within = measures.density_spread(by_run, "x", (0,), kinds=("encoder_self",))
+    assert within == pytest.approx([0.1])
 
 
 def test_diversity_averages_layers_of_the_chosen_types():
