@@ -509,6 +509,9 @@ APPENDICES = {
         "04_sparse_self_attention.ipynb",
         [
             *(f"ch4_family_{group}" for group in claims.CLAIM_GROUPS),
+            "ch4_hits_end",
+            "ch4_hits_start",
+            "ch4_fig_training_length",
             *(f"ch4_seeds_{s}" for s in ("demo", "stress", "demo_exact", "stress_exact")),
         ],
         "ch4-numbers",
