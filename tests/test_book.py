@@ -509,6 +509,7 @@ APPENDICES = {
         "04_sparse_self_attention.ipynb",
         [
             *(f"ch4_family_{group}" for group in claims.CLAIM_GROUPS),
+            "ch4_verdict_grid",
             "ch4_hits_end",
             "ch4_hits_start",
             "ch4_fig_training_length",
@@ -518,7 +519,14 @@ APPENDICES = {
     ),
     "05_in_numbers.md": (
         "05_adaptively_sparse_transformers.ipynb",
-        ["ch5_claims_table", "ch5_effects", "ch5_alpha_table", "ch5_seed_table", "ch5_plateau_table"],
+        [
+            "ch5_claims_table",
+            "ch5_effects",
+            "ch5_alpha_table",
+            "ch5_seed_table",
+            "ch5_ablation_table",
+            "ch5_plateau_table",
+        ],
         "ch5-numbers",
     ),
 }
