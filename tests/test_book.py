@@ -512,7 +512,6 @@ APPENDICES = {
             "ch4_verdict_grid",
             "ch4_hits_end",
             "ch4_hits_start",
-            "ch4_fig_training_length",
             *(f"ch4_seeds_{s}" for s in ("demo", "stress", "demo_exact", "stress_exact")),
         ],
         "ch4-numbers",
@@ -590,3 +589,21 @@ def test_display_maths_in_a_list_item_stands_on_its_own_lines():
     for name, text in markdown_texts().items():
         hits += [f"{name}: {line.strip()[:50]}" for line in re.findall(r"^[ \t]+\$\$\S.*$", text, re.M)]
     assert not hits, hits
+
+
+CROSS_PAGE_GLUE = re.compile(r"```\{glue\} (\S+)\n:doc: (\S+)\n```")
+
+
+def test_a_figure_pasted_on_another_page_is_also_shown_in_its_chapter():
+    """MyST-NB writes a glued figure's image only where its own notebook shows it: pasted on
+    another page alone (``{glue}`` with ``:doc:``), the page links to an image the build never
+    writes. So every figure pasted across pages must also be a ``{glue:figure}`` of its chapter."""
+    missing = []
+    for name, text in markdown_texts().items():
+        for key, notebook in CROSS_PAGE_GLUE.findall(text):
+            cells = load_notebook(CHAPTERS / notebook)["cells"]
+            code = "\n".join(cell_source(c) for c in cells if c["cell_type"] == "code")
+            prose = "\n".join(cell_source(c) for c in cells if c["cell_type"] == "markdown")
+            if f'glue("{key}", fig)' in code and f"{{glue:figure}} {key}\n" not in prose:
+                missing.append((name, key))
+    assert not missing, f"figures pasted across pages but never shown in their chapter: {missing}"
