@@ -412,7 +412,7 @@ def markdown_table(
         order = list(CLAIMS)
         rows = sorted(table, key=lambda ks: order.index(ks[0]))  # stable: settings keep their order
     lines = [
-        "| claim | setting | effect [95 % interval] | p | p (Holm) | verdict (exploratory) |",
+        "| claim | setting | effect [95 % interval] | p | p (Holm) | verdict (post-hoc family) |",
         "|---|---|---|---|---|---|",
     ]
     for key, setting in rows:
