@@ -37,6 +37,7 @@ __all__ = [
     "construction_accuracy",
     "head_ablations",
     "pick_example",
+    "uniform_baseline",
     "unmeasurable",
 ]
 
@@ -124,6 +125,36 @@ def unmeasurable(split: Split, num_heads: int) -> dict:
         for key in ("alignment_mass", "alignment_aer", "alignment_layer_mass", "alignment_layer_aer"):
             reasons[key] = no_gold
     return reasons
+
+
+def uniform_baseline(split: Split) -> dict[str, float]:
+    """The encoder head scores of a head with no preference: each query spreads its weight evenly.
+
+    Every row gives weight 1/n to each of its sentence's n pieces (the end piece included,
+    padding not), and :func:`analyse`'s encoder-head scores are computed on these weights. A
+    piece of a k-piece word puts (k − 1)/n of its weight on the word's other pieces, and 1/n on
+    the piece before it: a trained head has found something only where it scores well above this
+    baseline.
+
+    Args:
+      split: the evaluated :class:`~entmax_book.translation.data.Split`.
+
+    Returns:
+      {key: score} for the encoder-head keys of :func:`analyse` that ``split`` supports
+      ("positional_prev", "merging_multi", "marker", "top_key_share", ...).
+
+    >>> from entmax_book.translation.data import Example, Split
+    >>> ids, words = np.array([[5, 6, 7, 1]]), np.array([[0, 0, 1, -1]])  # a word of 2 pieces
+    >>> split = Split((Example("a b", "c"),), ids, ids, ids, words, ids, np.ones((1, 4, 4)))
+    >>> uniform_baseline(split)["merging_multi"]  # the word's other piece: 1 of 4
+    0.25
+    """
+    src_valid = np.asarray(split.src) != PAD_ID  # (N, S)
+    rows = src_valid[:, None, :] / src_valid.sum(1)[:, None, None]  # (N, 1, S)
+    weights = np.broadcast_to(rows, (*src_valid.shape, src_valid.shape[1]))  # (N, S, S)
+    skip = unmeasurable(split, num_heads=1)
+    results = _encoder_head_results(weights[None, :, None], split, src_valid, skip)
+    return {key: table[0][0] for key, table in results.items()}
 
 
 def pick_example(split: Split) -> int:

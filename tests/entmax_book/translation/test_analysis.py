@@ -1,5 +1,6 @@
 """The head analyses of a trained model: what a split cannot support is named, not measured."""
 
+import dataclasses
 import json
 
 import numpy as np
@@ -13,6 +14,7 @@ from entmax_book.translation.analysis import (
     analyse,
     construction_accuracy,
     head_ablations,
+    uniform_baseline,
     unmeasurable,
 )
 from entmax_book.translation.config import AnalysisConfig, DataConfig, TranslationConfig
@@ -49,6 +51,28 @@ def test_unmeasurable_names_what_the_split_lacks():
     assert set(unmeasurable(_split(words, plain_tags, np.zeros((2, 4, 4))), num_heads=2)) == everything
     # a corpus without a tagger: every tagged analysis is named, none is measured
     assert set(unmeasurable(_split(words, {}, np.zeros((2, 4, 4))), num_heads=2)) == everything
+
+
+def test_a_uniform_head_scores_its_share_of_the_pieces():
+    # two sentences of 4 pieces each, so a uniform head gives every key 1/4
+    tags = {
+        "src_interrogative": np.array([[0, 1, 0, 0], [0, 0, 0, 0]], bool),
+        "src_question": np.array([[0, 0, 1, 0], [0, 0, 0, 0]], bool),
+        "src_compound_head": np.array([[0, 0, 0, 0], [0, 1, 0, 0]], bool),
+        "src_marker": np.array([[1, 1, 0, 0], [0, 0, 0, 0]], bool),
+    }
+    words = np.array([[0, 0, 1, -1], [0, 1, 2, -1]])  # one word of 2 pieces: 1 other piece
+    baseline = uniform_baseline(_split(words, tags, np.ones((2, 4, 4))))
+    for key in (
+        "merging_multi", "positional_compound", "positional_prev", "marker", "marker_sink", "top_key_share",
+    ):  # fmt: skip
+        assert baseline[key] == pytest.approx(1 / 4), key
+    # padding takes no weight: the second sentence's last position is padding (id 0)
+    padded = _split(words, tags, np.ones((2, 4, 4)))
+    src = padded.src.copy()
+    src[1, 3] = 0
+    padded = dataclasses.replace(padded, src=src)
+    assert uniform_baseline(padded)["positional_compound"] == pytest.approx(1 / 3, abs=1e-4)  # 4 decimals
 
 
 def test_construction_accuracy_counts_each_target_tag():
