@@ -4,7 +4,8 @@ page, and the numbers the text quotes.
 Every figure of the book draws a map in the same colour and marker (:data:`MAP_STYLES`,
 :func:`map_style`), and continuous sweeps over α use one colour map (:data:`ALPHA_CMAP`).
 :func:`show_source` prints a library function's code without its docstring, so a chapter can
-show what it explains; :func:`show_rows` prints a few labelled numbers as a small table.
+show what it explains; :func:`show_rows` prints a few labelled numbers as a small table, and
+:func:`markdown_table` writes a table for the page.
 :func:`glue` stores a computed number, word or figure under a name, for the text to quote with
 MyST-NB's ``{glue:text}`` role.
 
@@ -21,11 +22,20 @@ import inspect
 import math
 import numbers
 import textwrap
+from collections.abc import Sequence
 
 import numpy as np
 from IPython.display import Markdown, display
 
-__all__ = ["ALPHA_CMAP", "MAP_STYLES", "glue", "map_style", "show_rows", "show_source"]
+__all__ = [
+    "ALPHA_CMAP",
+    "MAP_STYLES",
+    "glue",
+    "map_style",
+    "markdown_table",
+    "show_rows",
+    "show_source",
+]
 
 # Okabe–Ito colours (distinguishable with the common colour-vision deficiencies).
 MAP_STYLES = {
@@ -100,6 +110,42 @@ def show_rows(title: str, rows: dict, fmt: str = "{:.1f}") -> None:
     for key, value in rows.items():
         cells = [fmt.format(float(x)) for x in np.ravel(np.asarray(value, dtype=float))]
         print(f"  {labels[key]:<{width}}" + "".join(f"{cell:>7s}" for cell in cells))
+
+
+def markdown_table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
+    """A Markdown table: one header line, the separator, then one line per row.
+
+    Cells are written as given (format numbers before); a cell must not contain "|" or a line
+    break, which would split it.
+
+    Args:
+      header: the column titles.
+      rows: the rows, each with one cell per column.
+
+    Returns:
+      the Markdown text, e.g. for ``IPython.display.Markdown`` or :func:`glue`.
+
+    Raises:
+      ValueError: naming the first row whose length differs from the header's, or the first
+        cell with a "|" or a line break.
+
+    Example:
+      >>> print(markdown_table(["map", "mass (%)"], [["softmax", "67.0"], ["sparsemax", "79.4"]]))
+      | map | mass (%) |
+      |---|---|
+      | softmax | 67.0 |
+      | sparsemax | 79.4 |
+    """
+    header = [str(h) for h in header]
+    rows = [[str(c) for c in row] for row in rows]
+    for i, row in enumerate(rows):
+        if len(row) != len(header):
+            raise ValueError(f"rows[{i}] has {len(row)} cells, the header {len(header)}.")
+    for cell in (*header, *(c for row in rows for c in row)):
+        if "|" in cell or "\n" in cell:
+            raise ValueError(f"a table cell may not contain '|' or a line break: {cell!r}.")
+    lines = ["| " + " | ".join(header) + " |", "|---" * len(header) + "|"]
+    return "\n".join([*lines, *("| " + " | ".join(row) + " |" for row in rows)])
 
 
 def _check_name(name):

@@ -55,6 +55,7 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 
 from entmax_book import stats
+from entmax_book.display import markdown_table
 
 __all__ = [
     "CLAIMS",
@@ -64,13 +65,13 @@ __all__ = [
     "NEAR_2",
     "SETTINGS",
     "SPARSE",
+    "claims_table",
     "condition_claims",
     "failures",
     "family",
     "gradient_contrast",
     "effect_text",
     "key_of",
-    "markdown_table",
     "per_seed",
     "seed_table",
     "setting_claims",
@@ -395,7 +396,7 @@ def seed_table(result: Mapping, variants: Sequence[str] = ("softmax", *SPARSE)) 
     return "\n".join(lines)
 
 
-def markdown_table(
+def claims_table(
     table: Mapping[tuple[str, str], stats.Verdict], rows: Sequence[tuple[str, str]] | None = None
 ) -> str:
     """A verdict table as a Markdown table: claim, setting, effect [95 % interval], p, p (Holm), verdict.
@@ -411,20 +412,12 @@ def markdown_table(
     if rows is None:
         order = list(CLAIMS)
         rows = sorted(table, key=lambda ks: order.index(ks[0]))  # stable: settings keep their order
-    lines = [
-        "| claim | setting | effect [95 % interval] | p | p (Holm) | verdict (post-hoc family) |",
-        "|---|---|---|---|---|---|",
-    ]
+    header = ["claim", "setting", "effect [95 % interval]", "p", "p (Holm)", "verdict (post-hoc family)"]
+    cells = []
     for key, setting in rows:
         r = table[key, setting]
         c = r.comparison
-        cells = [
-            c.claim,
-            setting,
-            effect_text(key, c),
-            f"{c.p:.2g}",
-            f"{r.p_corrected:.2g}",
-            f"**{r.verdict}**",
-        ]
-        lines.append("| " + " | ".join(cells) + " |")
-    return "\n".join(lines)
+        cells.append(
+            [c.claim, setting, effect_text(key, c), f"{c.p:.2g}", f"{r.p_corrected:.2g}", f"**{r.verdict}**"]
+        )
+    return markdown_table(header, cells)

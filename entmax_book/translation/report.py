@@ -22,7 +22,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 
 from entmax_book import stats
-from entmax_book.display import map_style
+from entmax_book.display import map_style, markdown_table
 from entmax_book.translation import claims, measures
 from entmax_book.translation.runs import CONDITIONS, RUNS
 
@@ -34,6 +34,7 @@ __all__ = [
     "STYLE",
     "TYPE_LABELS",
     "accuracy_columns",
+    "accuracy_differences",
     "accuracy_table",
     "alpha_table",
     "claims_table",
@@ -117,16 +118,12 @@ def _number(x: float, spec: str) -> str:
     return f"{0.0 if round(x, digits) == 0 else x:{spec}}"
 
 
-def _cell(values, digits, cap=None):
+def _cell(values, digits, cap=None, signed=False):
     mean, low, high = measures.interval(values)
     high = high if cap is None else min(high, cap)
-    mean, low, high = (_number(v, f".{digits}f") for v in (mean, low, high))
+    spec = f"{'+' if signed else ''}.{digits}f"
+    mean, low, high = (_number(v, spec) for v in (mean, low, high))
     return f"{mean} [{low}, {high}]"
-
-
-def _markdown(header: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
-    lines = ["| " + " | ".join(header) + " |", "|---" * len(header) + "|"]
-    return "\n".join([*lines, *("| " + " | ".join(row) + " |" for row in rows)])
 
 
 def accuracy_columns(results: Mapping, analyses: Mapping, condition: str, seeds=measures.SEEDS) -> dict:
@@ -163,7 +160,34 @@ def accuracy_table(results: Mapping, analyses: Mapping, conditions=CONDITIONS, s
             cap = None if name in ("test loss", "BLEU") else 100.0
             cells.append(_cell(values, digits, cap))
         rows.append([LABELS[condition], *cells])
-    return _markdown(["condition", *columns], rows)
+    return markdown_table(["condition", *columns], rows)
+
+
+def accuracy_differences(
+    results: Mapping,
+    analyses: Mapping,
+    baseline: str = "softmax",
+    conditions=CONDITIONS,
+    seeds=measures.SEEDS,
+) -> str:
+    """A markdown table: per condition, each column of :func:`accuracy_columns` minus the
+    baseline's, seed by seed, as "mean [95 % interval]" of the paired differences.
+
+    The runs of a seed share their initial weights and batches, so the paired difference is the
+    comparison to read; the intervals of :func:`accuracy_table` are each condition's own, and
+    two of them can overlap where the paired difference is clear. Accuracies are in points, the
+    test loss in its own units, BLEU in BLEU points.
+    """
+    reference = accuracy_columns(results, analyses, baseline, seeds)
+    rows = []
+    for condition in (c for c in conditions if c != baseline):
+        columns = accuracy_columns(results, analyses, condition, seeds)
+        cells = [
+            _cell(values - reference[name], {"test loss": 3, "BLEU": 2}.get(name, 1), signed=True)
+            for name, values in columns.items()
+        ]
+        rows.append([f"{LABELS[condition]} − {LABELS[baseline]}", *cells])
+    return markdown_table(["paired difference", *reference], rows)
 
 
 def seed_table(results: Mapping, analyses: Mapping, conditions=CONDITIONS, seeds=measures.SEEDS) -> str:
@@ -178,7 +202,7 @@ def seed_table(results: Mapping, analyses: Mapping, conditions=CONDITIONS, seeds
             loss, tokens, bleu = columns["test loss"][i], columns["tokens"][i], columns["BLEU"][i]
             scores = [f"{loss:.3f}", f"{tokens:.1f}", f"{bleu:.2f}", f"{js[i]:.3f}"]
             rows.append([LABELS[condition], str(seed), *scores])
-    return _markdown(["condition", "seed", "test loss", "tokens", "BLEU", "JS between heads"], rows)
+    return markdown_table(["condition", "seed", "test loss", "tokens", "BLEU", "JS between heads"], rows)
 
 
 def heads_table(analyses: Mapping, conditions=CONDITIONS, seeds=measures.SEEDS) -> str:
@@ -190,7 +214,7 @@ def heads_table(analyses: Mapping, conditions=CONDITIONS, seeds=measures.SEEDS) 
         cells = [measures.best_head(analyses, condition, key, seeds) for key in HEAD_SCORES]
         cells.append(measures.marker_vs_sink(analyses, condition, seeds))
         rows.append([LABELS[condition], *(_cell(v, 2) for v in cells)])
-    return _markdown(["condition", *HEAD_SCORES.values(), "marker − sink"], rows)
+    return markdown_table(["condition", *HEAD_SCORES.values(), "marker − sink"], rows)
 
 
 def claims_table(verdicts: Mapping[str, stats.Verdict], keys: Sequence[str] | None = None) -> str:
@@ -214,7 +238,7 @@ def claims_table(verdicts: Mapping[str, stats.Verdict], keys: Sequence[str] | No
         claim = f"**{EFFECT_COLUMNS[key][0]}**: {c.claim}" if key in EFFECT_COLUMNS else c.claim
         rows.append([claim, c.setting, effect, f"{c.p:.2g}", f"{r.p_corrected:.2g}", f"**{r.verdict}**"])
     header = ["claim", "measured on", "effect [95 % interval]", "p", "p (Holm)", "verdict"]
-    return _markdown(header, rows)
+    return markdown_table(header, rows)
 
 
 #: Each claim's column in :func:`effects_table`: its name in Chapter 5's list, and the format of
@@ -243,7 +267,7 @@ def effects_table(seed_runs: Sequence[dict], seeds: Sequence[int] = measures.SEE
         [str(seed), *(_number(values[i], EFFECT_COLUMNS[name][1]) for name, values in per_seed.items())]
         for i, seed in enumerate(seeds)
     ]
-    return _markdown(["seed", *(EFFECT_COLUMNS[name][0] for name in per_seed)], rows)
+    return markdown_table(["seed", *(EFFECT_COLUMNS[name][0] for name in per_seed)], rows)
 
 
 def alpha_table(results: Mapping, condition: str = "alpha_entmax", seeds=measures.SEEDS) -> str:
@@ -256,7 +280,7 @@ def alpha_table(results: Mapping, condition: str = "alpha_entmax", seeds=measure
     """
     means = [measures.final_alpha(results, condition, kind, seeds).mean(1) for kind in TYPE_LABELS]
     rows = [[str(seed), *(f"{m[i]:.3f}" for m in means)] for i, seed in enumerate(seeds)]
-    return _markdown(["seed", *(f"{label}, mean α" for label in TYPE_LABELS.values())], rows)
+    return markdown_table(["seed", *(f"{label}, mean α" for label in TYPE_LABELS.values())], rows)
 
 
 def plateau_table(results: Mapping) -> str:
@@ -280,7 +304,7 @@ def plateau_table(results: Mapping) -> str:
         keyed.append(((list(LABELS).index(condition), fall), row))
     rows = [row for _, row in sorted(keyed, key=lambda k: k[0])]
     header = ["condition", "seed", "loss, last quarter's start", "best after", "fall (%)", "plateau"]
-    return _markdown(header, rows)
+    return markdown_table(header, rows)
 
 
 def provenance_summary(records: Mapping) -> dict[str, str]:

@@ -7,7 +7,7 @@ import types
 import numpy as np
 import pytest
 
-from entmax_book.display import MAP_STYLES, glue, map_style, show_rows, show_source
+from entmax_book.display import MAP_STYLES, glue, map_style, markdown_table, show_rows, show_source
 from entmax_lib import threshold
 from entmax_lib.attention import EntmaxMultiHeadAttention
 
@@ -133,3 +133,15 @@ def test_glue_accepts_every_kind_of_real_scalar(monkeypatch, capsys):
     for value in (3, np.int64(3), jnp.float32(3), jnp.asarray(3.0, jnp.bfloat16), np.array([3.0]), 2**70):
         glue("n", value)
     assert capsys.readouterr().out == "n = 3.0\n" * 5 + f"n = {float(2**70)}\n"
+
+
+def test_markdown_table_round_trips_its_cells_and_names_a_bad_row():
+    header, rows = ["map", "mass (%)"], [["softmax", "67.0"], ["1.5-entmax (α = 1.5)", "71.2"]]
+    lines = markdown_table(header, rows).splitlines()
+    assert len(lines) == 2 + len(rows) and set(lines[1]) == {"|", "-"}
+    parsed = [[cell.strip() for cell in line.strip("|").split("|")] for line in lines]
+    assert parsed[0] == header and parsed[2:] == rows
+    with pytest.raises(ValueError, match=r"rows\[1\] has 1 cells, the header 2"):
+        markdown_table(header, [["softmax", "67.0"], ["sparsemax"]])
+    with pytest.raises(ValueError, match="may not contain"):
+        markdown_table(header, [["a | b", "1"]])

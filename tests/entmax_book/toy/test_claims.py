@@ -164,14 +164,14 @@ def test_failures_are_ten_points_below_softmax_in_the_same_seed():
         claims.failures(result, margin=1.5)
 
 
-def test_markdown_table_shows_every_row_with_its_units():
+def test_claims_table_shows_every_row_with_its_units():
     table = claims.verdict_table(results_of_known_answer())
-    text = claims.markdown_table(table)
+    text = claims.claims_table(table)
     assert text.count("\n") == 1 + len(table)
     lines = {line.split(" | ")[0][2:] + " | " + line.split(" | ")[1]: line for line in text.splitlines()[2:]}
     assert "points" in lines[claims.CLAIMS["acc_sparsemax"] + " | demo"]
     assert "points" not in lines[claims.CLAIMS["alpha"] + " | demo"]
-    assert claims.markdown_table(table, [("alpha", "stress")]).count("**reversed**") == 1
+    assert claims.claims_table(table, [("alpha", "stress")]).count("**reversed**") == 1
 
 
 def test_the_groups_split_the_claims_each_in_one_group():

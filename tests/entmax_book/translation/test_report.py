@@ -153,6 +153,26 @@ def test_accuracy_table_rows_intervals_and_the_cap_at_100(record):
     assert softmax[6] == f"{bleu.mean():.2f} [{bleu.mean() - half:.2f}, {bleu.mean() + half:.2f}]"
 
 
+def test_accuracy_differences_are_paired_seed_by_seed(record):
+    results, analyses = record
+    table = report.accuracy_differences(results, analyses, seeds=SEEDS).splitlines()
+    assert len(table) == 2 + len(CONDITIONS) - 1  # every condition but the baseline
+    learned = [cell.strip() for cell in table[3].strip("|").split("|")]
+    assert learned[0] == "learned α − softmax"
+    bleu = {c: column(results, c, lambda r: r["test"]["bleu"]) for c in ("softmax", "alpha_entmax")}
+    d = bleu["alpha_entmax"] - bleu["softmax"]  # paired: the same seed's two runs
+    test = scipy_stats.ttest_1samp(d, 0.0)
+    low, high = test.confidence_interval(0.95)
+    assert learned[6] == f"{d.mean():+.2f} [{low:+.2f}, {high:+.2f}]"
+    # a paired interval is not the difference of the two conditions' own intervals
+    assert high - low != pytest.approx(
+        2
+        * scipy_stats.t.ppf(0.975, 2)
+        * (bleu["alpha_entmax"].std(ddof=1) + bleu["softmax"].std(ddof=1))
+        / np.sqrt(3)
+    )
+
+
 def test_heads_table_has_a_column_per_score_and_the_sink_gap(record):
     table = report.heads_table(record[1], seeds=SEEDS).splitlines()
     assert len(table) == 2 + len(CONDITIONS)
