@@ -28,14 +28,19 @@ def _split(src_words, tags, align):
     return Split(tuple(Example("a", "b") for _ in range(n)), ids, ids, ids, src_words, src_words, align, tags)
 
 
+#: Two sentences of 4 pieces with every source tag: a question with an interrogative and a
+#: marker, and a statement with a two-word noun; WORDS has one word of 2 pieces.
+TAGS = {
+    "src_interrogative": np.array([[0, 1, 0, 0], [0, 0, 0, 0]], bool),
+    "src_question": np.array([[0, 0, 1, 0], [0, 0, 0, 0]], bool),
+    "src_compound_head": np.array([[0, 0, 0, 0], [0, 1, 0, 0]], bool),
+    "src_marker": np.array([[1, 1, 0, 0], [0, 0, 0, 0]], bool),
+}
+WORDS = np.array([[0, 0, 1, -1], [0, 1, 2, -1]])
+
+
 def test_unmeasurable_names_what_the_split_lacks():
-    tags = {
-        "src_interrogative": np.array([[0, 1, 0, 0], [0, 0, 0, 0]], bool),
-        "src_question": np.array([[0, 0, 1, 0], [0, 0, 0, 0]], bool),
-        "src_compound_head": np.array([[0, 0, 0, 0], [0, 1, 0, 0]], bool),
-        "src_marker": np.array([[1, 1, 0, 0], [0, 0, 0, 0]], bool),
-    }
-    words = np.array([[0, 0, 1, -1], [0, 1, 2, -1]])
+    tags, words = TAGS, WORDS
     split = _split(words, tags, np.ones((2, 4, 4)))
     assert unmeasurable(split, num_heads=2) == {}
     assert set(unmeasurable(split, num_heads=1)) == {"js"}
@@ -54,14 +59,8 @@ def test_unmeasurable_names_what_the_split_lacks():
 
 
 def test_a_uniform_head_scores_its_share_of_the_pieces():
-    # two sentences of 4 pieces each, so a uniform head gives every key 1/4
-    tags = {
-        "src_interrogative": np.array([[0, 1, 0, 0], [0, 0, 0, 0]], bool),
-        "src_question": np.array([[0, 0, 1, 0], [0, 0, 0, 0]], bool),
-        "src_compound_head": np.array([[0, 0, 0, 0], [0, 1, 0, 0]], bool),
-        "src_marker": np.array([[1, 1, 0, 0], [0, 0, 0, 0]], bool),
-    }
-    words = np.array([[0, 0, 1, -1], [0, 1, 2, -1]])  # one word of 2 pieces: 1 other piece
+    # sentences of 4 pieces, so a uniform head gives every key 1/4 (a 2-piece word: 1 other piece)
+    tags, words = TAGS, WORDS
     baseline = uniform_baseline(_split(words, tags, np.ones((2, 4, 4))))
     for key in (
         "merging_multi", "positional_compound", "positional_prev", "marker", "marker_sink", "top_key_share",
