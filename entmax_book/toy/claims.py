@@ -390,10 +390,8 @@ def seed_table(result: Mapping, variants: Sequence[str] = ("softmax", *SPARSE)) 
     if "alpha_entmax" in variants:
         columns.append([f"{x:.3f}" for x in per_seed(result, "alpha_entmax", "final_alpha")[:, -1]])
         header.append("final learned α")
-    lines = ["| seed | " + " | ".join(header) + " |", "|" + "---|" * (len(header) + 1)]
-    for i, seed in enumerate(result["seeds"]):
-        lines.append(f"| {seed} | " + " | ".join(column[i] for column in columns) + " |")
-    return "\n".join(lines)
+    rows = [[str(seed), *(column[i] for column in columns)] for i, seed in enumerate(result["seeds"])]
+    return markdown_table(["seed", *header], rows)
 
 
 def claims_table(

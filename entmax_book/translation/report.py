@@ -118,6 +118,11 @@ def _number(x: float, spec: str) -> str:
     return f"{0.0 if round(x, digits) == 0 else x:{spec}}"
 
 
+#: Decimals of the accuracy columns other than the percentages (one decimal): BLEU to two, so
+#: that a difference quoted in the text is the table's.
+_DIGITS = {"test loss": 3, "BLEU": 2}
+
+
 def _cell(values, digits, cap=None, signed=False):
     mean, low, high = measures.interval(values)
     high = high if cap is None else min(high, cap)
@@ -155,10 +160,8 @@ def accuracy_table(results: Mapping, analyses: Mapping, conditions=CONDITIONS, s
         columns = accuracy_columns(results, analyses, condition, seeds)
         cells = []
         for name, values in columns.items():
-            # BLEU to two digits, so that a difference quoted in the text is the table's
-            digits = {"test loss": 3, "BLEU": 2}.get(name, 1)
             cap = None if name in ("test loss", "BLEU") else 100.0
-            cells.append(_cell(values, digits, cap))
+            cells.append(_cell(values, _DIGITS.get(name, 1), cap))
         rows.append([LABELS[condition], *cells])
     return markdown_table(["condition", *columns], rows)
 
@@ -183,7 +186,7 @@ def accuracy_differences(
     for condition in (c for c in conditions if c != baseline):
         columns = accuracy_columns(results, analyses, condition, seeds)
         cells = [
-            _cell(values - reference[name], {"test loss": 3, "BLEU": 2}.get(name, 1), signed=True)
+            _cell(values - reference[name], _DIGITS.get(name, 1), signed=True)
             for name, values in columns.items()
         ]
         rows.append([f"{LABELS[condition]} − {LABELS[baseline]}", *cells])
