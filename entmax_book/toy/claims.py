@@ -32,6 +32,17 @@ The family (:data:`CLAIMS`, in the order :func:`family` returns it):
   fixed, the learned α rises from the shortest to the longest L) and ``fixed_lower`` (with it
   fixed, the learned α ends lower at the longest L than with a free scale).
 
+A second, smaller family (:data:`PREDICTIONS`, :func:`prediction_table`) tests two predictions
+of Chapter 4's mechanism on a run made for them, with the score scale fixed at a smaller value
+(``stress_fixed_scale_small``). Both were written down here before that run was recorded, so its
+verdicts confirm or refute; they are corrected together, apart from the post-hoc family:
+
+* ``small_rises``: with the smaller fixed scale too, the learned α rises from the shortest to the
+  longest L (the rise with the larger fixed scale is not an artefact of that scale leaving α
+  nothing to do at L = 8);
+* ``small_higher``: at each L, the learned α ends higher with the smaller fixed scale than with
+  the larger one (α and the score scale are two ways to sharpen: less of one, more of the other).
+
 Every function reads the result dicts of :func:`entmax_book.toy.experiment.train_and_evaluate`
 (a record's ``"result"``); :func:`family` and :func:`verdict_table` take them by record name
 (:data:`entmax_book.toy.configs.RUNS`).
@@ -63,6 +74,7 @@ __all__ = [
     "FAIL_MARGIN",
     "NAMES",
     "NEAR_2",
+    "PREDICTIONS",
     "SETTINGS",
     "SPARSE",
     "claims_table",
@@ -73,6 +85,8 @@ __all__ = [
     "effect_text",
     "key_of",
     "per_seed",
+    "prediction_claims",
+    "prediction_table",
     "seed_table",
     "setting_claims",
     "verdict_table",
@@ -124,6 +138,13 @@ CLAIMS = {
     "fixed_lower": "fixed scale: the learned α ends lower than with a free scale (longest L)",
 }
 
+#: The mechanism's two predictions for the smaller fixed score scale (see the module), written
+#: down before the run that tests them was recorded: key → words.
+PREDICTIONS = {
+    "small_rises": "smaller fixed scale: the learned α rises from the shortest to the longest L",
+    "small_higher": "the learned α ends higher with the smaller fixed scale than with the larger one",
+}
+
 #: The claims of :data:`CLAIMS` by topic, each claim in exactly one group: what the full table of
 #: the family is split into (Chapter 4's appendix).
 CLAIM_GROUPS = {
@@ -134,7 +155,7 @@ CLAIM_GROUPS = {
     "conditions": ("query", "dilutes", "fixed_acc", "fixed_mass", "fixed_rises", "fixed_lower"),
 }
 
-_KEY_OF = {words: key for key, words in CLAIMS.items()}
+_KEY_OF = {words: key for key, words in {**CLAIMS, **PREDICTIONS}.items()}
 
 
 def per_seed(result: Mapping, variant: str, metric: str) -> np.ndarray:
@@ -305,8 +326,66 @@ def family(results: Mapping[str, Mapping]) -> list[stats.Comparison]:
     )
 
 
+def prediction_claims(fixed_scale: Mapping, fixed_small: Mapping) -> list[stats.Comparison]:
+    """The mechanism's predictions (:data:`PREDICTIONS`), each a paired comparison over the seeds.
+
+    In order: ``small_rises`` (setting "stress"), then ``small_higher`` at each length (setting
+    "stress, L = <n>"). The two runs share their seeds' data and initial weights; only the fixed
+    score scale differs.
+
+    Args:
+      fixed_scale: the stress setting with the larger fixed score scale.
+      fixed_small: the same with the smaller one.
+
+    Returns:
+      1 + (number of lengths) :class:`entmax_book.stats.Comparison`.
+
+    Raises:
+      ValueError: the two runs differ in seeds or lengths, or the second scale is not smaller.
+
+    Example:
+      >>> big = {"seeds": [0, 1, 2], "lengths": [8, 512], "config": {"score_norm": 0.4},
+      ...        "alpha_entmax": {"final_alpha_per_seed": [[1.2, 1.5], [1.1, 1.4], [1.2, 1.6]]}}
+      >>> small = {**big, "config": {"score_norm": 0.1},
+      ...          "alpha_entmax": {"final_alpha_per_seed": [[1.9, 2.3], [2.0, 2.2], [1.8, 2.4]]}}
+      >>> [(c.setting, round(c.mean, 2)) for c in prediction_claims(big, small)]
+      [('stress', 0.4), ('stress, L = 8', 0.73), ('stress, L = 512', 0.8)]
+    """
+    for field in ("seeds", "lengths"):
+        if list(fixed_scale[field]) != list(fixed_small[field]):
+            raise ValueError(
+                f"the two runs need the same {field}, got {fixed_scale[field]} and {fixed_small[field]}."
+            )
+    scales = fixed_scale["config"]["score_norm"], fixed_small["config"]["score_norm"]
+    if not scales[1] < scales[0]:
+        raise ValueError(
+            f"fixed_small's score scale must be the smaller one, got {scales[1]} against {scales[0]}."
+        )
+    small = per_seed(fixed_small, "alpha_entmax", "final_alpha")
+    large = per_seed(fixed_scale, "alpha_entmax", "final_alpha")
+    rows = [stats.paired(PREDICTIONS["small_rises"], "stress", small[:, -1], small[:, 0])]
+    return rows + [
+        stats.paired(PREDICTIONS["small_higher"], f"stress, L = {n}", small[:, i], large[:, i])
+        for i, n in enumerate(fixed_scale["lengths"])
+    ]
+
+
+def prediction_table(results: Mapping[str, Mapping]) -> dict[tuple[str, str], stats.Verdict]:
+    """The predictions Holm-corrected together (their own family), by (key, setting).
+
+    Args:
+      results: record name → result, with "stress_fixed_scale" and "stress_fixed_scale_small".
+
+    Returns:
+      ``{(key, setting): Verdict}``, e.g. ``table["small_higher", "stress, L = 512"].verdict``.
+    """
+    rows = prediction_claims(results["stress_fixed_scale"], results["stress_fixed_scale_small"])
+    return {(key_of(v.comparison), v.comparison.setting): v for v in stats.verdicts(rows)}
+
+
 def key_of(comparison: stats.Comparison) -> str:
-    """The key of :data:`CLAIMS` whose words a comparison carries (``"acc_sparsemax"``, …)."""
+    """The key of :data:`CLAIMS` or :data:`PREDICTIONS` whose words a comparison carries
+    (``"acc_sparsemax"``, …)."""
     try:
         return _KEY_OF[comparison.claim]
     except KeyError:
@@ -349,7 +428,7 @@ def failures(
 
 
 #: The claims whose effect is in units of α; the others are fractions, shown in points (× 100).
-IN_ALPHA = ("alpha", "query", "fixed_rises", "fixed_lower")
+IN_ALPHA = ("alpha", "query", "fixed_rises", "fixed_lower", *PREDICTIONS)
 
 
 def effect_text(key: str, comparison: stats.Comparison) -> str:
@@ -395,22 +474,25 @@ def seed_table(result: Mapping, variants: Sequence[str] = ("softmax", *SPARSE)) 
 
 
 def claims_table(
-    table: Mapping[tuple[str, str], stats.Verdict], rows: Sequence[tuple[str, str]] | None = None
+    table: Mapping[tuple[str, str], stats.Verdict],
+    rows: Sequence[tuple[str, str]] | None = None,
+    family: str = "post-hoc family",
 ) -> str:
     """A verdict table as a Markdown table: claim, setting, effect [95 % interval], p, p (Holm), verdict.
 
     Args:
-      table: the output of :func:`verdict_table`.
+      table: the output of :func:`verdict_table` or :func:`prediction_table`.
       rows: the (key, setting) rows to show, in order (default: all of them, grouped by claim
-        in the order of :data:`CLAIMS`).
+        in the order of :data:`CLAIMS`, then :data:`PREDICTIONS`).
+      family: what the verdict column's header says the family is.
 
     Returns:
       the Markdown text, one line per row after the header.
     """
     if rows is None:
-        order = list(CLAIMS)
+        order = [*CLAIMS, *PREDICTIONS]
         rows = sorted(table, key=lambda ks: order.index(ks[0]))  # stable: settings keep their order
-    header = ["claim", "setting", "effect [95 % interval]", "p", "p (Holm)", "verdict (post-hoc family)"]
+    header = ["claim", "setting", "effect [95 % interval]", "p", "p (Holm)", f"verdict ({family})"]
     cells = []
     for key, setting in rows:
         r = table[key, setting]

@@ -55,10 +55,16 @@ STRESS = ToyConfig()
 DEMO = dataclasses.replace(ORIGINAL, seeds=tuple(range(10)))
 
 
-def _fixed_scale(done):
-    softmax = done["stress"]["result"]["softmax"]
-    scale = round(softmax["distractor_score_std"][0], 3)  # κσ at the shortest L, σ = 1
-    return dataclasses.replace(STRESS, variants=("softmax", "alpha_entmax"), score_norm=scale)
+def _fixed_scale(variant):
+    """The stress setting with the score scale fixed at the one ``variant`` chose by itself at
+    the shortest L in ``stress`` (mean over seeds, to 3 decimals)."""
+
+    def config(done):
+        chosen = done["stress"]["result"][variant]
+        scale = round(chosen["distractor_score_std"][0], 3)  # κσ at the shortest L, σ = 1
+        return dataclasses.replace(STRESS, variants=("softmax", "alpha_entmax"), score_norm=scale)
+
+    return config
 
 
 #: The recorded runs: name → function of the records made so far → config. In order:
@@ -70,7 +76,10 @@ def _fixed_scale(done):
 #: * ``stress_exact_gradient``: the same, with the library's exact derivatives;
 #: * ``stress_query_x3``: the stress setting at L = 512 with a three times larger initial query;
 #: * ``stress_fixed_scale``: the stress setting with the score scale fixed at the scale softmax
-#:   chose by itself at L = 8 in ``stress`` (mean over seeds, to 3 decimals).
+#:   chose by itself at L = 8 in ``stress`` (mean over seeds, to 3 decimals);
+#: * ``stress_fixed_scale_small``: the same with the smaller scale that the learned-α model chose
+#:   by itself at L = 8 in ``stress``. Added to test the predictions of
+#:   :data:`entmax_book.toy.claims.PREDICTIONS`, which were written down before it was recorded.
 RUNS = {
     "demo": lambda done: DEMO,
     "demo_exact_gradient": lambda done: dataclasses.replace(DEMO, gradient="closed_form"),
@@ -79,11 +88,12 @@ RUNS = {
     "stress_query_x3": lambda done: dataclasses.replace(
         STRESS, lengths=(512,), variants=("softmax", "alpha_entmax"), query_scale=3.0
     ),
-    "stress_fixed_scale": _fixed_scale,
+    "stress_fixed_scale": _fixed_scale("softmax"),
+    "stress_fixed_scale_small": _fixed_scale("alpha_entmax"),
 }
 
 #: The runs whose config is read from an earlier record: name → the runs it needs.
-NEEDS = {"stress_fixed_scale": ("stress",)}
+NEEDS = {"stress_fixed_scale": ("stress",), "stress_fixed_scale_small": ("stress",)}
 
 
 def config_for(name: str, done: dict) -> ToyConfig:

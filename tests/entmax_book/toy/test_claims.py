@@ -214,3 +214,50 @@ def test_seed_table_marks_the_failed_runs_and_only_them():
     # without softmax's column the failures are still those against softmax
     sparse_only = claims.seed_table(result, claims.SPARSE)
     assert sparse_only.count("(failed)") == table.count("(failed)")
+
+
+def fixed_pair(rng, shift):
+    """Two fixed-scale results on six seeds: the smaller scale's α is the larger's plus ``shift``."""
+    large = 1.2 + 0.3 * np.arange(3) + 0.02 * rng.standard_normal((6, 3))
+    small = large + shift + 0.02 * rng.standard_normal((6, 3))
+    common = {"seeds": list(range(6)), "lengths": [8, 64, 512]}
+    return (
+        {**common, "config": {"score_norm": 0.4}, "alpha_entmax": {"final_alpha_per_seed": large.tolist()}},
+        {**common, "config": {"score_norm": 0.07}, "alpha_entmax": {"final_alpha_per_seed": small.tolist()}},
+        large,
+        small,
+    )
+
+
+def test_the_predictions_are_their_own_family_corrected_with_holm():
+    large_run, small_run, large, small = fixed_pair(np.random.default_rng(3), shift=0.5)
+    rows = claims.prediction_claims(large_run, small_run)
+    assert [(claims.key_of(c), c.setting) for c in rows] == [
+        ("small_rises", "stress"),
+        ("small_higher", "stress, L = 8"),
+        ("small_higher", "stress, L = 64"),
+        ("small_higher", "stress, L = 512"),
+    ]
+    assert rows[0].mean == pytest.approx((small[:, -1] - small[:, 0]).mean())
+    assert rows[2].mean == pytest.approx((small[:, 1] - large[:, 1]).mean())
+    table = claims.prediction_table({"stress_fixed_scale": large_run, "stress_fixed_scale_small": small_run})
+    p = np.array([c.p for c in rows])
+    order = np.argsort(p)
+    by_hand = np.maximum.accumulate(np.minimum(1, (len(p) - np.arange(len(p))) * p[order]))
+    assert np.allclose(np.array([v.p_corrected for v in table.values()])[order], by_hand)
+    assert all(v.verdict == "holds" for v in table.values())
+    # the other way round: a lower α with the smaller scale reverses the prediction
+    large_run, small_run, _, _ = fixed_pair(np.random.default_rng(3), shift=-0.5)
+    table = claims.prediction_table({"stress_fixed_scale": large_run, "stress_fixed_scale_small": small_run})
+    assert table["small_higher", "stress, L = 8"].verdict == "reversed"
+    text = claims.claims_table(table, family="pre-registered")
+    assert "verdict (pre-registered)" in text and text.count("**reversed**") == 3
+    assert "points" not in text  # α, in its own units
+
+
+def test_the_predictions_refuse_runs_that_do_not_pair():
+    large_run, small_run, _, _ = fixed_pair(np.random.default_rng(3), shift=0.5)
+    with pytest.raises(ValueError, match="smaller one"):
+        claims.prediction_claims(small_run, large_run)
+    with pytest.raises(ValueError, match="same seeds"):
+        claims.prediction_claims(large_run, {**small_run, "seeds": list(range(1, 7))})

@@ -1,5 +1,7 @@
 """Tests for entmax_book.toy.configs: the named configurations."""
 
+import dataclasses
+
 import numpy as np
 import pytest
 
@@ -21,9 +23,16 @@ def test_the_recorded_runs_change_one_condition_at_a_time():
     assert changed == {"seeds"} and configs.DEMO.seeds == tuple(range(10))
     assert configs.config_for("demo_exact_gradient", {}).gradient == "closed_form"
     assert configs.config_for("stress", {}) == configs.STRESS
-    done = {"stress": {"result": {"softmax": {"distractor_score_std": [0.12345, 9.0]}}}}
+    chosen = {
+        "softmax": {"distractor_score_std": [0.12345, 9.0]},
+        "alpha_entmax": {"distractor_score_std": [0.0456, 2.0]},
+    }
+    done = {"stress": {"result": chosen}}
     fixed = configs.config_for("stress_fixed_scale", done)
     assert fixed.score_norm == 0.123 and fixed.variants == ("softmax", "alpha_entmax")
+    # the second fixed scale is the one the learned-α model chose at the shortest L
+    small = configs.config_for("stress_fixed_scale_small", done)
+    assert small == dataclasses.replace(fixed, score_norm=0.046)
 
 
 def test_a_run_that_needs_an_earlier_record_names_it():
