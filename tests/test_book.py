@@ -510,6 +510,7 @@ APPENDICES = {
         [
             *(f"ch4_family_{group}" for group in claims.CLAIM_GROUPS),
             "ch4_verdict_grid",
+            "ch4_predictions_table",
             "ch4_hits_end",
             "ch4_hits_start",
             *(f"ch4_seeds_{s}" for s in ("demo", "stress", "demo_exact", "stress_exact")),

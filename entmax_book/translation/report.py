@@ -225,11 +225,15 @@ def claims_table(verdicts: Mapping[str, stats.Verdict], keys: Sequence[str] | No
     verdict; the rows of ``keys`` in that order (all of them by default). A claim of the family
     is named by its short name in :data:`EFFECT_COLUMNS`, then its words, and has its effect
     written as there (e.g. the loss row to four decimals); any other claim has its words only and
-    its effect with three decimals, signed.
+    its effect with three decimals, signed. An effect equal in every seed has no spread to test:
+    its row says so and leaves p blank (its p of 1 is a convention, still counted by Holm).
 
     >>> row = stats.verdicts([stats.paired("up", "s", [1.0, 1.2, 0.9])])[0]
     >>> claims_table({"up": row}).splitlines()[-1]
     '| up | s | +1.033 [+0.654, +1.413] | 0.0072 | 0.0072 | **holds** |'
+    >>> flat = stats.verdicts([stats.paired("none", "s", [0.0, 0.0, 0.0])])[0]
+    >>> claims_table({"none": flat}).splitlines()[-1]
+    '| none | s | 0.000 in every seed | — | — | **not shown** |'
     """
     rows = []
     for key in verdicts if keys is None else keys:
@@ -237,9 +241,12 @@ def claims_table(verdicts: Mapping[str, stats.Verdict], keys: Sequence[str] | No
         c = r.comparison
         spec = "+" + EFFECT_COLUMNS[key][1].lstrip("+") if key in EFFECT_COLUMNS else "+.3f"
         effect = f"{_number(c.mean, spec)} [{_number(c.low, spec)}, {_number(c.high, spec)}]"
+        p_cells = [f"{c.p:.2g}", f"{r.p_corrected:.2g}"]
+        if c.low == c.high:  # every seed the same: no spread to test, and p = 1 by convention
+            effect, p_cells = f"{_number(c.mean, spec.lstrip('+'))} in every seed", ["—", "—"]
         # the short name first, so that the row matches its column in effects_table and the text
         claim = f"**{EFFECT_COLUMNS[key][0]}**: {c.claim}" if key in EFFECT_COLUMNS else c.claim
-        rows.append([claim, c.setting, effect, f"{c.p:.2g}", f"{r.p_corrected:.2g}", f"**{r.verdict}**"])
+        rows.append([claim, c.setting, effect, *p_cells, f"**{r.verdict}**"])
     header = ["claim", "measured on", "effect [95 % interval]", "p", "p (Holm)", "verdict"]
     return markdown_table(header, rows)
 

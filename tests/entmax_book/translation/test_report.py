@@ -222,6 +222,18 @@ def test_claims_table_shows_both_p_values_and_no_negative_zero():
     assert "-0.000" not in table[2] and "+0.000 [" in table[2]
 
 
+def test_claims_table_leaves_p_blank_where_every_seed_gives_the_same_effect():
+    """Ten zeros have no spread to test: their p of 1 is a convention, not a result."""
+    flat, up = stats.verdicts(
+        [stats.paired("flat", "s", [0.0] * 10), stats.paired("up", "s", [1.0, 1.2, 0.9])]
+    )
+    assert flat.comparison.p == 1.0  # still counted by Holm
+    lines = report.claims_table({"two_modes": flat, "up": up}).splitlines()
+    cells = [cell.strip() for cell in lines[2].split("|")[1:-1]]
+    assert cells[2:] == ["0 in every seed", "—", "—", "**not shown**"]
+    assert "in every seed" not in lines[3] and "—" not in lines[3]
+
+
 def test_plateau_table_has_a_row_per_run_with_its_last_quarter():
     steps = [100, 200, 300, 400]
     results = {
