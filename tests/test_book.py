@@ -513,7 +513,18 @@ APPENDICES = {
             "ch4_predictions_table",
             "ch4_hits_end",
             "ch4_hits_start",
-            *(f"ch4_seeds_{s}" for s in ("demo", "stress", "demo_exact", "stress_exact")),
+            *(
+                f"ch4_seeds_{s}"
+                for s in (
+                    "demo",
+                    "stress",
+                    "demo_exact",
+                    "stress_exact",
+                    "alpha_scales",
+                    "fixed",
+                    "fixed_small",
+                )
+            ),
         ],
         "ch4-numbers",
     ),
