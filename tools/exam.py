@@ -59,7 +59,7 @@ def sparsemax_by_hand(rng: np.random.Generator) -> Question:
 
 
 def density_and_diversity(rng: np.random.Generator) -> Question:
-    """Two heads' densities and their Jensen–Shannon divergence (Chapter 5, §5.5)."""
+    """Two heads' densities and their Jensen–Shannon divergence (Chapter 5, §5.4)."""
     while True:  # two sparse heads whose supports overlap but differ
         heads = []
         for _ in range(2):
