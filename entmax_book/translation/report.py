@@ -121,6 +121,9 @@ def _number(x: float, spec: str) -> str:
 #: Decimals of the accuracy columns other than the percentages (one decimal): BLEU to two, so
 #: that a difference quoted in the text is the table's.
 _DIGITS = {"test loss": 3, "BLEU": 2}
+#: A difference of test losses is about a hundredth of a loss: four decimals keep its interval's
+#: ends apart from zero.
+_DIFFERENCE_DIGITS = {**_DIGITS, "test loss": 4}
 
 
 def _cell(values, digits, cap=None, signed=False):
@@ -186,7 +189,7 @@ def accuracy_differences(
     for condition in (c for c in conditions if c != baseline):
         columns = accuracy_columns(results, analyses, condition, seeds)
         cells = [
-            _cell(values - reference[name], _DIGITS.get(name, 1), signed=True)
+            _cell(values - reference[name], _DIFFERENCE_DIGITS.get(name, 1), signed=True)
             for name, values in columns.items()
         ]
         rows.append([f"{LABELS[condition]} − {LABELS[baseline]}", *cells])

@@ -164,6 +164,11 @@ def test_accuracy_differences_are_paired_seed_by_seed(record):
     test = scipy_stats.ttest_1samp(d, 0.0)
     low, high = test.confidence_interval(0.95)
     assert learned[6] == f"{d.mean():+.2f} [{low:+.2f}, {high:+.2f}]"
+    # the loss difference to four decimals, as the text quotes it
+    loss = {c: column(analyses, c, lambda a: a["test_loss"]) for c in ("softmax", "alpha_entmax")}
+    d = loss["alpha_entmax"] - loss["softmax"]
+    low, high = scipy_stats.ttest_1samp(d, 0.0).confidence_interval(0.95)
+    assert learned[1] == f"{d.mean():+.4f} [{low:+.4f}, {high:+.4f}]"
     # a paired interval is not the difference of the two conditions' own intervals
     assert high - low != pytest.approx(
         2
