@@ -531,7 +531,6 @@ APPENDICES = {
     "05_in_numbers.md": (
         "05_adaptively_sparse_transformers.ipynb",
         [
-            "ch5_claims_table",
             "ch5_effects",
             "ch5_alpha_table",
             "ch5_seed_table",

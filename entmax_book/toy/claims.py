@@ -89,6 +89,7 @@ __all__ = [
     "prediction_table",
     "seed_table",
     "setting_claims",
+    "summary_table",
     "verdict_table",
 ]
 
@@ -473,12 +474,39 @@ def seed_table(result: Mapping, variants: Sequence[str] = ("softmax", *SPARSE)) 
     return markdown_table(["seed", *header], rows)
 
 
+def summary_table(result: Mapping, variants: Sequence[str] = ("softmax", *SPARSE)) -> str:
+    """Every length of a result as a Markdown table: each variant's accuracy and mass on the
+    informative tokens (%), and where the learned α ends, as mean ± standard deviation over the
+    seeds (the spread of single runs, not an interval for the mean).
+
+    Args:
+      result: a result dict of ``train_and_evaluate``.
+      variants: the variants, in the order of the rows; those the result lacks are left out.
+
+    Returns:
+      the Markdown text: one column per L, one line per measure and variant after the header.
+    """
+    shown = [v for v in variants if v in result]
+    measures = [(f"{NAMES[v]}, accuracy (%)", 100 * per_seed(result, v, "accuracy"), 2) for v in shown]
+    measures += [(f"{NAMES[v]}, mass (%)", 100 * per_seed(result, v, "informative_mass"), 2) for v in shown]
+    if "alpha_entmax" in shown:
+        measures.append(("final learned α", per_seed(result, "alpha_entmax", "final_alpha"), 2))
+    rows = []
+    for label, values, digits in measures:  # values: (seeds, lengths)
+        cells = zip(values.mean(0), values.std(0, ddof=1), strict=True)
+        rows.append([label, *(f"{m:.{digits}f} ± {sd:.{digits}f}" for m, sd in cells)])
+    return markdown_table(["", *(f"L = {n}" for n in result["lengths"])], rows)
+
+
 def claims_table(
     table: Mapping[tuple[str, str], stats.Verdict],
     rows: Sequence[tuple[str, str]] | None = None,
     family: str = "post-hoc family",
 ) -> str:
     """A verdict table as a Markdown table: claim, setting, effect [95 % interval], p, p (Holm), verdict.
+
+    A claim tested in several settings is named once, on the first of its rows; the rows under it
+    leave the claim cell empty.
 
     Args:
       table: the output of :func:`verdict_table` or :func:`prediction_table`.
@@ -493,11 +521,13 @@ def claims_table(
         order = [*CLAIMS, *PREDICTIONS]
         rows = sorted(table, key=lambda ks: order.index(ks[0]))  # stable: settings keep their order
     header = ["claim", "setting", "effect [95 % interval]", "p", "p (Holm)", f"verdict ({family})"]
-    cells = []
+    cells, previous = [], None
     for key, setting in rows:
         r = table[key, setting]
         c = r.comparison
+        claim = "" if c.claim == previous else c.claim
+        previous = c.claim
         cells.append(
-            [c.claim, setting, effect_text(key, c), f"{c.p:.2g}", f"{r.p_corrected:.2g}", f"**{r.verdict}**"]
+            [claim, setting, effect_text(key, c), f"{c.p:.2g}", f"{r.p_corrected:.2g}", f"**{r.verdict}**"]
         )
     return markdown_table(header, cells)

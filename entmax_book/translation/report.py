@@ -137,16 +137,17 @@ def _cell(values, digits, cap=None, signed=False):
 def accuracy_columns(results: Mapping, analyses: Mapping, condition: str, seeds=measures.SEEDS) -> dict:
     """Per seed, one condition's test scores: {column: array over seeds}.
 
-    "test loss" (teacher-forced cross-entropy), "tokens" (token accuracy, %), the accuracy on
-    each planted construction (%: "two-word nouns", "multi-piece words", "marker questions",
-    from ``analysis["accuracy"]``) and "BLEU" of greedy translations (from the record).
+    "test loss" (teacher-forced cross-entropy, from the record: the loss the claims read),
+    "tokens" (token accuracy, %), the accuracy on each planted construction (%: "two-word nouns",
+    "multi-piece words", "marker questions", from ``analysis["accuracy"]``) and "BLEU" of greedy
+    translations (from the record).
     """
 
     def analysed(fn):
         return measures.per_seed(analyses, condition, fn, seeds)
 
     return {
-        "test loss": analysed(lambda a: a["test_loss"]),
+        "test loss": measures.per_seed(results, condition, lambda r: r["test"]["loss"], seeds),
         "tokens": analysed(lambda a: 100 * a["accuracy"]["tokens"]),
         "two-word nouns": analysed(lambda a: 100 * a["accuracy"]["tgt_compound"]),
         "multi-piece words": analysed(lambda a: 100 * a["accuracy"]["tgt_multi_piece"]),

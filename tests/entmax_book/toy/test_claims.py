@@ -168,10 +168,33 @@ def test_claims_table_shows_every_row_with_its_units():
     table = claims.verdict_table(results_of_known_answer())
     text = claims.claims_table(table)
     assert text.count("\n") == 1 + len(table)
-    lines = {line.split(" | ")[0][2:] + " | " + line.split(" | ")[1]: line for line in text.splitlines()[2:]}
-    assert "points" in lines[claims.CLAIMS["acc_sparsemax"] + " | demo"]
-    assert "points" not in lines[claims.CLAIMS["alpha"] + " | demo"]
+    # each claim named once, on the first of its rows; the rows under it leave the cell empty
+    rows = [[cell.strip() for cell in line.strip("|").split("|")] for line in text.splitlines()[2:]]
+    named = [row[0] for row in rows if row[0]]
+    assert len(named) == len(set(named)) == len({r.comparison.claim for r in table.values()})
+    lines, claim = {}, None
+    for row in rows:
+        claim = row[0] or claim
+        lines[claim, row[1]] = " | ".join(row)
+    assert "points" in lines[claims.CLAIMS["acc_sparsemax"], "demo"]
+    assert "points" not in lines[claims.CLAIMS["alpha"], "demo"]
     assert claims.claims_table(table, [("alpha", "stress")]).count("**reversed**") == 1
+
+
+def test_summary_table_gives_mean_and_spread_per_length():
+    result, base = make_result(np.random.default_rng(5))
+    lines = claims.summary_table(result).splitlines()
+    assert lines[0] == "|  | " + " | ".join(f"L = {n}" for n in result["lengths"]) + " |"
+    assert len(lines) == 2 + 2 * len(VARIANTS) + 1  # accuracy and mass per variant, then α
+    softmax = [cell.strip() for cell in lines[2].strip("|").split("|")]
+    assert softmax[0] == "softmax, accuracy (%)"
+    last = 100 * base[:, -1]
+    assert softmax[-1] == f"{last.mean():.2f} ± {last.std(ddof=1):.2f}"
+    alpha = [cell.strip() for cell in lines[-1].strip("|").split("|")]
+    final = np.array(result["alpha_entmax"]["final_alpha_per_seed"])[:, 0]
+    assert alpha[:2] == ["final learned α", f"{final.mean():.2f} ± {final.std(ddof=1):.2f}"]
+    without = claims.summary_table({k: v for k, v in result.items() if k != "alpha_entmax"})
+    assert "learned α" not in without
 
 
 def test_the_groups_split_the_claims_each_in_one_group():
