@@ -487,14 +487,14 @@ def summary_table(result: Mapping, variants: Sequence[str] = ("softmax", *SPARSE
       the Markdown text: one column per L, one line per measure and variant after the header.
     """
     shown = [v for v in variants if v in result]
-    measures = [(f"{NAMES[v]}, accuracy (%)", 100 * per_seed(result, v, "accuracy"), 2) for v in shown]
-    measures += [(f"{NAMES[v]}, mass (%)", 100 * per_seed(result, v, "informative_mass"), 2) for v in shown]
+    measures = [(f"{NAMES[v]}, accuracy (%)", 100 * per_seed(result, v, "accuracy")) for v in shown]
+    measures += [(f"{NAMES[v]}, mass (%)", 100 * per_seed(result, v, "informative_mass")) for v in shown]
     if "alpha_entmax" in shown:
-        measures.append(("final learned α", per_seed(result, "alpha_entmax", "final_alpha"), 2))
+        measures.append(("final learned α", per_seed(result, "alpha_entmax", "final_alpha")))
     rows = []
-    for label, values, digits in measures:  # values: (seeds, lengths)
+    for label, values in measures:  # values: (seeds, lengths)
         cells = zip(values.mean(0), values.std(0, ddof=1), strict=True)
-        rows.append([label, *(f"{m:.{digits}f} ± {sd:.{digits}f}" for m, sd in cells)])
+        rows.append([label, *(f"{m:.2f} ± {sd:.2f}" for m, sd in cells)])
     return markdown_table(["", *(f"L = {n}" for n in result["lengths"])], rows)
 
 
